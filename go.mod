@@ -1,0 +1,8 @@
+module github.com/vigil-bosh/vigil
+
+go 1.26
+
+require (
+	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/sys v0.50.0
+)
