@@ -1,6 +1,6 @@
 module github.com/vigil-bosh/vigil
 
-go 1.26
+go 1.26.0
 
 require (
 	go.yaml.in/yaml/v3 v3.0.6

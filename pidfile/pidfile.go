@@ -1,0 +1,61 @@
+// Package pidfile writes, reads and removes pid files at bpm's paths. Files
+// are replaced atomically, so a reader sees either the old pid or the new
+// one, never a partial number.
+package pidfile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Write stores pid followed by a newline in path (mode 0644) by writing a
+// temporary file in the same directory and renaming it over path.
+func Write(path string, pid int) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write pid file %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, err = f.WriteString(strconv.Itoa(pid) + "\n")
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write pid file %s: %w", path, err)
+	}
+	return nil
+}
+
+// Read returns the pid stored in path. A missing file gives an error that
+// matches os.ErrNotExist.
+func Read(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("read pid file: %w", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("read pid file %s: not a pid: %q", path, strings.TrimSpace(string(b)))
+	}
+	return pid, nil
+}
+
+// Remove deletes path. A file that is already gone is not an error.
+func Remove(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove pid file: %w", err)
+	}
+	return nil
+}

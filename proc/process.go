@@ -1,0 +1,164 @@
+package proc
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vigil-bosh/vigil/pidfile"
+	"github.com/vigil-bosh/vigil/procinit"
+	"github.com/vigil-bosh/vigil/supervise"
+)
+
+// Process is one running init with its executable. It implements
+// supervise.Process. Its watch goroutine ends once the init has been reaped.
+type Process struct {
+	cmd     *exec.Cmd
+	ctrl    *os.File
+	pidPath string
+	events  chan supervise.ProcessEvent
+	execPID atomic.Int64
+	sendMu  sync.Mutex    // one writer at a time on ctrl
+	reopen  chan struct{} // a reopen took effect (buffered: the watcher never blocks)
+	exited  chan struct{} // closed once the init is reaped
+}
+
+func newProcess(cmd *exec.Cmd, ctrl *os.File, pidPath string) *Process {
+	return &Process{cmd: cmd, ctrl: ctrl, pidPath: pidPath, events: make(chan supervise.ProcessEvent, 2),
+		reopen: make(chan struct{}, 1), exited: make(chan struct{})}
+}
+
+// PID is the init's pid, the one in the pid file.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
+// Events delivers Running, then Exited, then is closed.
+func (p *Process) Events() <-chan supervise.ProcessEvent { return p.events }
+
+// Signal sends sig to the init, which forwards it to the executable.
+func (p *Process) Signal(sig syscall.Signal) error { return p.cmd.Process.Signal(sig) }
+
+// Kill asks the init to kill the executable's whole tree, and kills the
+// executable's process group itself in case the init cannot be reached.
+func (p *Process) Kill() error {
+	if pid := int(p.execPID.Load()); pid > 0 {
+		_ = unix.Kill(-pid, unix.SIGKILL)
+	}
+	if err := p.send(procinit.Command{Cmd: procinit.CmdKill}); err != nil {
+		return p.ForceKill()
+	}
+	return nil
+}
+
+// ForceKill kills the init and the executable's process group outright.
+func (p *Process) ForceKill() error {
+	if pid := int(p.execPID.Load()); pid > 0 {
+		_ = unix.Kill(-pid, unix.SIGKILL)
+	}
+	err := p.cmd.Process.Kill()
+	if errors.Is(err, os.ErrProcessDone) {
+		return nil
+	}
+	return err
+}
+
+func (p *Process) send(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	p.sendMu.Lock()
+	defer p.sendMu.Unlock()
+	_, err = p.ctrl.Write(append(b, '\n')) // EPIPE, not SIGPIPE: the daemon does not catch it
+	return err
+}
+
+// watch reads the init's reports until it closes the socket, reaps it, and
+// delivers the events. The pid file exists exactly while the executable runs
+// as far as the supervisor knows: written before Running is delivered,
+// removed before Exited is.
+func (p *Process) watch() {
+	defer close(p.events)
+	var last procinit.Report
+	sc := bufio.NewScanner(p.ctrl)
+	for sc.Scan() {
+		var r procinit.Report
+		if json.Unmarshal(sc.Bytes(), &r) != nil {
+			continue
+		}
+		switch r.Event {
+		case procinit.EventRunning:
+			p.execPID.Store(int64(r.PID))
+			if err := pidfile.Write(p.pidPath, p.PID()); err != nil {
+				_ = p.Kill() // a process nobody can find is worse than none
+				last = procinit.Report{Event: procinit.EventFailed, Error: err.Error()}
+				continue
+			}
+			p.events <- supervise.ProcessEvent{Running: true, ExecPID: r.PID}
+		case procinit.EventReopen:
+			select {
+			case p.reopen <- struct{}{}:
+			default:
+			}
+		case procinit.EventExit, procinit.EventFailed:
+			if last.Event != procinit.EventFailed {
+				last = r
+			}
+		}
+	}
+	_ = p.cmd.Wait()
+	close(p.exited)
+	p.ctrl.Close()
+	_ = pidfile.Remove(p.pidPath)
+	p.events <- supervise.ProcessEvent{Exit: exitFrom(last, p.cmd.ProcessState)}
+}
+
+// exitFrom prefers the init's own report; an init that died without one
+// (killed outright) is described by its wait status.
+func exitFrom(r procinit.Report, ps *os.ProcessState) supervise.Exit {
+	e := supervise.Exit{At: time.Now()}
+	switch r.Event {
+	case procinit.EventExit:
+		e.Code, e.Signal = r.Code, syscall.Signal(r.Signal)
+		return e
+	case procinit.EventFailed:
+		e.Err = r.Error
+		return e
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		e.Signal = ws.Signal()
+		return e
+	}
+	e.Code = ps.ExitCode()
+	if e.Code == procinit.ExitBadLaunch {
+		e.Err = "the init could not read its launch"
+	}
+	return e
+}
+
+// Reopen asks the init to reopen the log files by path and waits until it
+// has, or until the process is gone or ctx is done.
+func (p *Process) Reopen(ctx context.Context) error {
+	if err := p.send(procinit.Command{Cmd: procinit.CmdReopen}); err != nil {
+		return fmt.Errorf("reopen logs: %w", err)
+	}
+	select {
+	case <-p.reopen:
+	case <-p.exited:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+// execPIDValue is the executable's pid once reported, else 0.
+func (p *Process) execPIDValue() int { return int(p.execPID.Load()) }

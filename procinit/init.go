@@ -1,0 +1,274 @@
+package procinit
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Main runs the init. It reads the Launch from fd 3 and returns the exit
+// code for the process: the executable's code, 128+signal when a signal
+// killed it, or one of the Exit* codes when it never ran. It is meant to be
+// the whole life of the process: call it from main and exit with its result.
+func Main() int {
+	ctrl := os.NewFile(ControlFD, "control")
+	if ctrl == nil {
+		fmt.Fprintln(os.Stderr, "vigil init: no control socket on fd 3")
+		return ExitBadLaunch
+	}
+	unix.CloseOnExec(ControlFD) // the executable must not inherit it
+	// Signals must be caught before anything is started so none is lost.
+	sigs := make(chan os.Signal, 64)
+	signal.Notify(sigs, forwarded()...)
+	signal.Notify(sigs, unix.SIGCHLD)
+
+	in := bufio.NewReader(ctrl)
+	line, err := in.ReadBytes('\n')
+	var l Launch
+	if err == nil {
+		err = json.Unmarshal(line, &l)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "vigil init: read launch: %v\n", err)
+		return ExitBadLaunch
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		fmt.Fprintf(os.Stderr, "vigil init %s: become a subreaper: %v\n", l.Label, err)
+	}
+	it := &initProc{launch: l, ctrl: ctrl, sigs: sigs, cmds: readCommands(in)}
+	return it.run()
+}
+
+// forwarded lists the signals the init passes on to the executable: all
+// that can be caught, except SIGCHLD (the init's own business) and the
+// synchronous faults and terminal-stop signals tini leaves alone too.
+func forwarded() []os.Signal {
+	skip := map[syscall.Signal]bool{
+		unix.SIGKILL: true, unix.SIGSTOP: true, unix.SIGCHLD: true,
+		unix.SIGSEGV: true, unix.SIGBUS: true, unix.SIGFPE: true, unix.SIGILL: true,
+		unix.SIGTRAP: true, unix.SIGSYS: true, unix.SIGABRT: true,
+		unix.SIGTTIN: true, unix.SIGTTOU: true,
+		32: true, 33: true, // reserved by C libraries
+	}
+	var out []os.Signal
+	for s := syscall.Signal(1); s <= 64; s++ {
+		if !skip[s] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// readCommands delivers the supervisor's commands until the socket closes
+// (the supervisor died or let go), then closes the channel. The goroutine
+// ends with the socket; the process exits soon after in any case.
+func readCommands(in *bufio.Reader) <-chan Command {
+	out := make(chan Command, 4)
+	go func() {
+		defer close(out)
+		for {
+			line, err := in.ReadBytes('\n')
+			if err != nil {
+				return
+			}
+			var c Command
+			if json.Unmarshal(line, &c) == nil {
+				out <- c
+			}
+		}
+	}()
+	return out
+}
+
+type initProc struct {
+	launch Launch
+	ctrl   *os.File
+	sigs   chan os.Signal
+	cmds   <-chan Command
+	out    *copier // executable's stdout into fd 1
+	errw   *copier // executable's stderr into fd 2
+	child  int     // the executable's pid, once started
+	status unix.WaitStatus
+	done   bool // the executable has been reaped
+
+	hook       int // the pre_start hook's pid while it runs
+	hookStatus unix.WaitStatus
+	hookDone   bool
+}
+
+// report sends r to the supervisor. A supervisor that went away is not an
+// error: the process keeps running without it.
+func (it *initProc) report(r Report) {
+	_ = unix.Sendto(int(it.ctrl.Fd()), encode(r), unix.MSG_NOSIGNAL, nil)
+}
+
+func (it *initProc) fail(code int, format string, args ...any) int {
+	msg := fmt.Sprintf(format, args...)
+	fmt.Fprintf(os.Stderr, "vigil init %s: %s\n", it.launch.Label, msg)
+	it.killAll()
+	it.finishOutput()
+	it.report(Report{Event: EventFailed, Error: msg})
+	return code
+}
+
+func (it *initProc) run() int {
+	var err error
+	if it.out, err = newCopier(os.Stdout, it.launch.Stdout); err != nil {
+		return it.fail(ExitBadLaunch, "stdout pipe: %v", err)
+	}
+	if it.errw, err = newCopier(os.Stderr, it.launch.Stderr); err != nil {
+		return it.fail(ExitBadLaunch, "stderr pipe: %v", err)
+	}
+	if it.launch.PreStart != "" {
+		if code, msg := it.runHook(); msg != "" {
+			return it.fail(code, "%s", msg)
+		}
+	}
+	pid, err := it.spawn(it.launch.Path, it.launch.Args, it.launch.Dir)
+	if err != nil {
+		return it.fail(ExitExecFailed, "exec %s: %v", it.launch.Path, err)
+	}
+	it.child = pid
+	it.out.closeWriter()
+	it.errw.closeWriter()
+	it.report(Report{Event: EventRunning, PID: pid})
+	for !it.done {
+		it.step(nil)
+	}
+	it.killAll() // bpm's PID namespace would take the rest down with it
+	dropped := it.finishOutput()
+	code, sig := exitOf(it.status)
+	it.report(Report{Event: EventExit, Code: code, Signal: sig, Dropped: dropped})
+	if sig != 0 {
+		return 128 + sig
+	}
+	return code
+}
+
+// spawn starts path in its own process group with the launch environment
+// and the output pipes, as a direct child of the init.
+func (it *initProc) spawn(path string, argv []string, dir string) (int, error) {
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return 0, err
+	}
+	defer devnull.Close()
+	return syscall.ForkExec(path, argv, &syscall.ProcAttr{
+		Dir:   dir,
+		Env:   it.launch.Env,
+		Files: []uintptr{devnull.Fd(), it.out.writer.Fd(), it.errw.writer.Fd()},
+		Sys:   &syscall.SysProcAttr{Setpgid: true},
+	})
+}
+
+// step waits for one thing to happen and deals with it: a signal (SIGCHLD
+// reaps, others go to the executable), a command, or the hook deadline.
+// Before the executable runs, a stop signal or a kill command ends the wait
+// with stopped; other signals are dropped (the hook gets none).
+func (it *initProc) step(deadline <-chan time.Time) (timedOut, stopped bool) {
+	select {
+	case s := <-it.sigs:
+		sig := s.(syscall.Signal)
+		switch {
+		case sig == unix.SIGCHLD:
+			it.reap()
+		case it.child > 0:
+			_ = unix.Kill(it.child, sig)
+		case sig == unix.SIGTERM || sig == unix.SIGINT || sig == unix.SIGQUIT:
+			return false, true // a stop during the hook
+		}
+	case c, ok := <-it.cmds:
+		switch {
+		case !ok:
+			it.cmds = nil // the supervisor let go: carry on alone
+		case c.Cmd == CmdKill:
+			if it.child == 0 {
+				return false, true
+			}
+			it.killAll()
+		case c.Cmd == CmdReopen:
+			it.out.reopen()
+			it.errw.reopen()
+			it.report(Report{Event: EventReopen})
+		}
+	case <-deadline:
+		return true, false
+	}
+	return false, false
+}
+
+// reap collects every child that has exited without blocking, and notes
+// the status of the executable and of the hook.
+func (it *initProc) reap() {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if pid <= 0 || err != nil {
+			return
+		}
+		it.note(pid, ws)
+	}
+}
+
+func (it *initProc) note(pid int, ws unix.WaitStatus) {
+	switch {
+	case it.child > 0 && pid == it.child && !it.done:
+		it.status, it.done = ws, true
+	case it.hook > 0 && pid == it.hook && !it.hookDone:
+		it.hookStatus, it.hookDone = ws, true
+	}
+}
+
+func exitOf(ws unix.WaitStatus) (code, sig int) {
+	if ws.Signaled() {
+		return 0, int(ws.Signal())
+	}
+	return ws.ExitStatus(), 0
+}
+
+// killAll kills the executable's process group and then every process left
+// below the init, reaping each, until the init has no children. Orphans are
+// re-parented to the init (it is a subreaper), so nothing escapes.
+func (it *initProc) killAll() {
+	if it.child > 0 && !it.done {
+		_ = unix.Kill(-it.child, unix.SIGKILL)
+		_ = unix.Kill(it.child, unix.SIGKILL)
+	}
+	for {
+		for _, pid := range childrenOf(os.Getpid()) {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || pid <= 0 {
+			return // ECHILD: nothing left
+		}
+		it.note(pid, ws)
+	}
+}
+
+// finishOutput waits for the output copiers to drain what the dead
+// processes wrote and returns the bytes lost to write errors.
+func (it *initProc) finishOutput() int64 {
+	var dropped int64
+	for _, c := range []*copier{it.out, it.errw} {
+		if c != nil {
+			c.closeWriter()
+			dropped += c.wait(2 * time.Second)
+		}
+	}
+	return dropped
+}

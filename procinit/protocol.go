@@ -1,0 +1,74 @@
+// Package procinit is vigil's per-process init: the small program (the vigil
+// binary re-executed as "vigil init") whose pid goes into the pid file. It
+// keeps bpm's tini contract: the executable is its direct child, every signal
+// it receives is forwarded to the executable, orphans below it are reaped
+// (it is a subreaper), and it exits with the executable's exit status. When
+// the executable ends, nothing it started outlives it.
+//
+// The supervisor talks to the init over a socket on fd 3: it sends one
+// Launch, then Commands; the init answers with Reports, the last one being
+// "exit" or "failed". The init also inherits its stdout and stderr log files
+// on fds 1 and 2 and copies the executable's output into them.
+package procinit
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// ControlFD is the descriptor of the control socket in the init.
+const ControlFD = 3
+
+// Launch is the first message from the supervisor: what to run and how.
+type Launch struct {
+	Label       string        `json:"label"`        // JOB/PROC, for messages
+	Path        string        `json:"path"`         // executable to run, absolute
+	Args        []string      `json:"args"`         // full argv, argv[0] included
+	Env         []string      `json:"env"`          // the complete environment
+	Dir         string        `json:"dir"`          // working directory
+	Stdout      string        `json:"stdout"`       // log path that fd 1 was opened from (for reopening)
+	Stderr      string        `json:"stderr"`       // log path that fd 2 was opened from
+	PreStart    string        `json:"pre_start"`    // hook run before the executable, if set
+	HookTimeout time.Duration `json:"hook_timeout"` // zero means no limit
+}
+
+// Command is a request from the supervisor after the launch.
+type Command struct {
+	Cmd string `json:"cmd"` // CmdKill or CmdReopen
+}
+
+// The commands.
+const (
+	CmdKill   = "kill"   // kill the executable and everything below it, then exit
+	CmdReopen = "reopen" // reopen the log files by path (after a rotation)
+)
+
+// Report is a message from the init to the supervisor.
+type Report struct {
+	Event   string `json:"event"`             // one of the Event* constants
+	PID     int    `json:"pid,omitempty"`     // running: the executable's pid
+	Code    int    `json:"code,omitempty"`    // exit: exit code
+	Signal  int    `json:"signal,omitempty"`  // exit: the signal that killed it
+	Error   string `json:"error,omitempty"`   // failed: why it never ran
+	Dropped int64  `json:"dropped,omitempty"` // exit: output bytes lost to write errors
+}
+
+// The report events.
+const (
+	EventRunning = "running" // the executable was started
+	EventExit    = "exit"    // the executable ended; the init exits next
+	EventFailed  = "failed"  // the hook or the exec failed; the init exits next
+	EventReopen  = "reopen"  // CmdReopen took effect: later output goes to the reopened files
+)
+
+// Exit codes of the init when the executable never ran.
+const (
+	ExitHookFailed = 125
+	ExitExecFailed = 127
+	ExitBadLaunch  = 126
+)
+
+func encode(v any) []byte {
+	b, _ := json.Marshal(v) // only our own plain structs: cannot fail
+	return append(b, '\n')
+}

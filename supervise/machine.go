@@ -1,0 +1,217 @@
+package supervise
+
+import (
+	"syscall"
+	"time"
+
+	"github.com/vigil-bosh/vigil/restart"
+)
+
+// Timing and signals of one supervised process. The zero value of each field
+// picks bpm's behaviour.
+type Timing struct {
+	StopSignal  syscall.Signal // zero means SIGTERM
+	StopTimeout time.Duration  // stop signal to SIGQUIT; zero means 15s
+	QuitTimeout time.Duration  // SIGQUIT to the kill of the whole tree; zero means 2s
+	KillTimeout time.Duration  // kill to the forced kill of the init; zero means 5s
+	Restart     restart.Policy
+}
+
+func (t Timing) stopSignal() syscall.Signal {
+	if t.StopSignal == 0 {
+		return syscall.SIGTERM
+	}
+	return t.StopSignal
+}
+
+func (t Timing) stage(i int) time.Duration {
+	defs := [...]time.Duration{15 * time.Second, 2 * time.Second, 5 * time.Second}
+	vals := [...]time.Duration{t.StopTimeout, t.QuitTimeout, t.KillTimeout}
+	if vals[i] > 0 {
+		return vals[i]
+	}
+	return defs[i]
+}
+
+// eventKind names what happened to a machine.
+type eventKind int
+
+const (
+	evStart   eventKind = iota // operator: be up
+	evStop                     // operator: be down
+	evRestart                  // operator: go down, then up
+	evRunning                  // the process reported that the executable runs
+	evExit                     // the process (or the attempt to spawn it) ended
+	evTimer                    // the machine's single timer fired
+)
+
+type event struct {
+	kind eventKind
+	exit Exit // for evExit
+}
+
+// effectKind names what the loop must do for a transition, in order.
+type effectKind int
+
+const (
+	fxSpawn     effectKind = iota // start a new process
+	fxSignal                      // send sig to the process
+	fxKill                        // kill the process's whole tree
+	fxForceKill                   // kill the init itself: the tree kill did not end it
+	fxArm                         // (re)arm the timer for d
+	fxDisarm                      // stop the timer
+)
+
+type effect struct {
+	kind effectKind
+	sig  syscall.Signal
+	d    time.Duration
+}
+
+// machine is the whole state of one supervised process that transitions
+// depend on. It is a value: next returns a new one.
+type machine struct {
+	state     State
+	wantUp    bool            // the operator wants it running
+	thenStart bool            // while Stopping: start again once it is down
+	stage     int             // while Stopping: 1 signal sent, 2 QUIT sent, 3 killed, 4 forced
+	gen       int             // number of spawns so far
+	restarts  int             // automatic restarts so far
+	history   restart.History // the restart policy's memory
+	startedAt time.Time       // time of the last spawn
+	since     time.Time       // time of the last state change
+	lastExit  *Exit
+}
+
+// next is the transition function: given the machine, an event and the time
+// it happened, it returns the new machine and the effects to carry out.
+func next(m machine, ev event, now time.Time, t Timing) (machine, []effect) {
+	old := m.state
+	var fx []effect
+	switch ev.kind {
+	case evStart:
+		m, fx = onStart(m, now)
+	case evStop:
+		m, fx = onStop(m, t)
+	case evRestart:
+		m, fx = onRestart(m, now, t)
+	case evRunning:
+		if m.state == Starting {
+			m.state = Running
+		}
+	case evExit:
+		m, fx = onExit(m, ev.exit, now, t)
+	case evTimer:
+		m, fx = onTimer(m, now, t)
+	}
+	if m.state != old {
+		m.since = now
+	}
+	return m, fx
+}
+
+func spawn(m machine, now time.Time) (machine, []effect) {
+	m.state = Starting
+	m.gen++
+	m.startedAt = now
+	return m, []effect{{kind: fxSpawn}}
+}
+
+func onStart(m machine, now time.Time) (machine, []effect) {
+	m.wantUp = true
+	switch m.state {
+	case Stopped, Failed:
+		if m.state == Failed {
+			m.history = restart.History{}
+		}
+		return spawn(m, now)
+	case Backoff:
+		m, fx := spawn(m, now)
+		return m, append([]effect{{kind: fxDisarm}}, fx...)
+	case Stopping:
+		m.thenStart = true
+	}
+	return m, nil // Starting, Running: already on the way up
+}
+
+func onStop(m machine, t Timing) (machine, []effect) {
+	m.wantUp = false
+	m.thenStart = false
+	switch m.state {
+	case Starting, Running:
+		m.state = Stopping
+		m.stage = 1
+		return m, []effect{{kind: fxSignal, sig: t.stopSignal()}, {kind: fxArm, d: t.stage(0)}}
+	case Backoff:
+		m.state = Stopped
+		return m, []effect{{kind: fxDisarm}}
+	case Failed:
+		m.state = Stopped
+	}
+	return m, nil // Stopped, Stopping: already on the way down
+}
+
+func onRestart(m machine, now time.Time, t Timing) (machine, []effect) {
+	switch m.state {
+	case Starting, Running:
+		m, fx := onStop(m, t)
+		m.wantUp, m.thenStart = true, true
+		return m, fx
+	case Stopping:
+		m.wantUp, m.thenStart = true, true
+		return m, nil
+	}
+	return onStart(m, now)
+}
+
+func onExit(m machine, e Exit, now time.Time, t Timing) (machine, []effect) {
+	m.lastExit = &e
+	switch m.state {
+	case Stopping:
+		m.stage = 0
+		fx := []effect{{kind: fxDisarm}}
+		if m.thenStart {
+			m.thenStart = false
+			m.history = restart.History{}
+			m, more := spawn(m, now)
+			return m, append(fx, more...)
+		}
+		m.state = Stopped
+		return m, fx
+	case Starting, Running:
+		d, h := t.Restart.Next(m.history, m.startedAt, now)
+		m.history = h
+		switch {
+		case d.GiveUp:
+			m.state = Failed
+			return m, nil
+		case d.Delay > 0:
+			m.state = Backoff
+			m.restarts++
+			return m, []effect{{kind: fxArm, d: d.Delay}}
+		}
+		m.restarts++
+		return spawn(m, now)
+	}
+	return m, nil // no process in the other states: a stale report
+}
+
+func onTimer(m machine, now time.Time, t Timing) (machine, []effect) {
+	switch m.state {
+	case Backoff:
+		return spawn(m, now)
+	case Stopping:
+		switch m.stage {
+		case 1:
+			m.stage = 2
+			return m, []effect{{kind: fxSignal, sig: syscall.SIGQUIT}, {kind: fxArm, d: t.stage(1)}}
+		case 2:
+			m.stage = 3
+			return m, []effect{{kind: fxKill}, {kind: fxArm, d: t.stage(2)}}
+		default:
+			m.stage = 4
+			return m, []effect{{kind: fxForceKill}, {kind: fxArm, d: t.stage(2)}}
+		}
+	}
+	return m, nil // a timer that outlived its state
+}

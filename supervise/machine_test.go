@@ -1,0 +1,170 @@
+package supervise
+
+import (
+	"fmt"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// in returns a machine in state s, as it would be after normal use.
+func in(s State) machine {
+	m := machine{state: s, gen: 1, startedAt: t0, since: t0}
+	switch s {
+	case Starting, Running, Backoff:
+		m.wantUp = true
+	case Stopping:
+		m.stage = 1
+	case Failed:
+		m.wantUp = true
+	}
+	return m
+}
+
+func fxs(kinds ...effectKind) []effectKind { return kinds }
+
+func kindsOf(fx []effect) []effectKind {
+	out := make([]effectKind, len(fx))
+	for i, f := range fx {
+		out[i] = f.kind
+	}
+	return out
+}
+
+// TestNextEveryPair covers every (state, event) pair with its expected state
+// and effects.
+func TestNextEveryPair(t *testing.T) {
+	ev := func(k eventKind) event { return event{kind: k, exit: Exit{Code: 1}} }
+	later := t0.Add(time.Minute) // long enough after the start to reset backoff
+	type want struct {
+		state State
+		fx    []effectKind
+	}
+	table := map[State]map[eventKind]want{
+		Stopped: {
+			evStart: {Starting, fxs(fxSpawn)}, evStop: {Stopped, nil}, evRestart: {Starting, fxs(fxSpawn)},
+			evRunning: {Stopped, nil}, evExit: {Stopped, nil}, evTimer: {Stopped, nil},
+		},
+		Starting: {
+			evStart: {Starting, nil}, evStop: {Stopping, fxs(fxSignal, fxArm)}, evRestart: {Stopping, fxs(fxSignal, fxArm)},
+			evRunning: {Running, nil}, evExit: {Starting, fxs(fxSpawn)}, evTimer: {Starting, nil},
+		},
+		Running: {
+			evStart: {Running, nil}, evStop: {Stopping, fxs(fxSignal, fxArm)}, evRestart: {Stopping, fxs(fxSignal, fxArm)},
+			evRunning: {Running, nil}, evExit: {Starting, fxs(fxSpawn)}, evTimer: {Running, nil},
+		},
+		Backoff: {
+			evStart: {Starting, fxs(fxDisarm, fxSpawn)}, evStop: {Stopped, fxs(fxDisarm)}, evRestart: {Starting, fxs(fxDisarm, fxSpawn)},
+			evRunning: {Backoff, nil}, evExit: {Backoff, nil}, evTimer: {Starting, fxs(fxSpawn)},
+		},
+		Stopping: {
+			evStart: {Stopping, nil}, evStop: {Stopping, nil}, evRestart: {Stopping, nil},
+			evRunning: {Stopping, nil}, evExit: {Stopped, fxs(fxDisarm)}, evTimer: {Stopping, fxs(fxSignal, fxArm)},
+		},
+		Failed: {
+			evStart: {Starting, fxs(fxSpawn)}, evStop: {Stopped, nil}, evRestart: {Starting, fxs(fxSpawn)},
+			evRunning: {Failed, nil}, evExit: {Failed, nil}, evTimer: {Failed, nil},
+		},
+	}
+	for s := Stopped; s <= Failed; s++ {
+		for k := evStart; k <= evTimer; k++ {
+			w, ok := table[s][k]
+			if !ok {
+				t.Fatalf("table lacks (%s, %d)", s, k)
+			}
+			t.Run(fmt.Sprintf("%s/%d", s, k), func(t *testing.T) {
+				m, fx := next(in(s), ev(k), later, Timing{})
+				if m.state != w.state || !slices.Equal(kindsOf(fx), w.fx) {
+					t.Fatalf("got %s %v, want %s %v", m.state, kindsOf(fx), w.state, w.fx)
+				}
+				if m.state != s && !m.since.Equal(later) {
+					t.Fatalf("since not updated on a state change")
+				}
+			})
+		}
+	}
+}
+
+func TestStopLadder(t *testing.T) {
+	tm := Timing{StopSignal: syscall.SIGINT, StopTimeout: 7 * time.Second}
+	m, fx := next(in(Running), event{kind: evStop}, t0, tm)
+	if fx[0].sig != syscall.SIGINT || fx[1].d != 7*time.Second {
+		t.Fatalf("first stage: %+v", fx)
+	}
+	m, fx = next(m, event{kind: evTimer}, t0, tm)
+	if fx[0].kind != fxSignal || fx[0].sig != syscall.SIGQUIT || fx[1].d != 2*time.Second {
+		t.Fatalf("second stage: %+v", fx)
+	}
+	m, fx = next(m, event{kind: evTimer}, t0, tm)
+	if !slices.Equal(kindsOf(fx), fxs(fxKill, fxArm)) {
+		t.Fatalf("third stage: %+v", fx)
+	}
+	m, fx = next(m, event{kind: evTimer}, t0, tm)
+	if !slices.Equal(kindsOf(fx), fxs(fxForceKill, fxArm)) || m.state != Stopping {
+		t.Fatalf("fourth stage: %+v", fx)
+	}
+	m, _ = next(m, event{kind: evExit, exit: Exit{Signal: syscall.SIGKILL}}, t0, tm)
+	if m.state != Stopped || m.wantUp || m.lastExit.Signal != syscall.SIGKILL {
+		t.Fatalf("after exit: %+v", m)
+	}
+}
+
+func TestQuickExitsBackOff(t *testing.T) {
+	m := in(Running)
+	now := t0
+	var delays []time.Duration
+	for range 4 {
+		now = now.Add(time.Millisecond)
+		var fx []effect
+		m, fx = next(m, event{kind: evExit, exit: Exit{Code: 1}}, now, Timing{})
+		if m.state == Backoff {
+			delays = append(delays, fx[0].d)
+			m, _ = next(m, event{kind: evTimer}, now.Add(fx[0].d), Timing{})
+		} else {
+			delays = append(delays, 0)
+		}
+		m, _ = next(m, event{kind: evRunning}, now, Timing{})
+	}
+	want := []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond}
+	if !slices.Equal(delays, want) || m.restarts != 4 {
+		t.Fatalf("delays %v restarts %d, want %v and 4", delays, m.restarts, want)
+	}
+}
+
+func TestRestartThenStartAgain(t *testing.T) {
+	m, _ := next(in(Running), event{kind: evRestart}, t0, Timing{})
+	if !m.wantUp || !m.thenStart {
+		t.Fatalf("restart must remember to start: %+v", m)
+	}
+	m, fx := next(m, event{kind: evExit}, t0, Timing{})
+	if m.state != Starting || !slices.Equal(kindsOf(fx), fxs(fxDisarm, fxSpawn)) || m.restarts != 0 {
+		t.Fatalf("after the stop: %s %v restarts=%d", m.state, kindsOf(fx), m.restarts)
+	}
+	// A stop during a restart's stop phase cancels the start.
+	m, _ = next(in(Running), event{kind: evRestart}, t0, Timing{})
+	m, _ = next(m, event{kind: evStop}, t0, Timing{})
+	m, _ = next(m, event{kind: evExit}, t0, Timing{})
+	if m.state != Stopped {
+		t.Fatalf("stop did not cancel the pending start: %s", m.state)
+	}
+}
+
+func TestExitString(t *testing.T) {
+	tests := []struct {
+		e    Exit
+		want string
+	}{
+		{Exit{Code: 3}, "exited with code 3"},
+		{Exit{Signal: syscall.SIGKILL}, "killed by signal SIGKILL"},
+		{Exit{Signal: syscall.SIGKILL, OOM: true}, "killed by the OOM killer"},
+		{Exit{Err: "exec: no such file"}, "failed to start: exec: no such file"},
+	}
+	for _, tt := range tests {
+		if got := tt.e.String(); got != tt.want {
+			t.Errorf("%+v: got %q, want %q", tt.e, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,333 @@
+package supervise
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Runner starts one process of a supervised program. Start must not block on
+// the process running: it spawns and returns, and the Process reports later.
+type Runner interface {
+	Start(ctx context.Context) (Process, error)
+}
+
+// Process is one started instance, as seen by its supervisor.
+type Process interface {
+	// PID is the pid that stands for the process (the one in its pid file).
+	PID() int
+	// Events delivers at most one Running event, then exactly one Exited
+	// event, then is closed. Its sender never blocks on the supervisor.
+	Events() <-chan ProcessEvent
+	// Signal sends sig to the process (forwarded to the executable).
+	Signal(sig syscall.Signal) error
+	// Kill kills the executable and everything below it.
+	Kill() error
+	// ForceKill kills the process itself, when Kill did not end it.
+	ForceKill() error
+}
+
+// ProcessEvent is a report from a Process.
+type ProcessEvent struct {
+	Running bool // the executable runs (else: the process exited)
+	ExecPID int  // with Running: the executable's pid
+	Exit    Exit // without Running: how it ended
+}
+
+// ID names a supervised process.
+type ID struct{ Job, Process string }
+
+func (id ID) String() string { return id.Job + "/" + id.Process }
+
+// Status is an immutable snapshot of one supervised process.
+type Status struct {
+	ID
+	State    State
+	WantUp   bool
+	PID      int // pid-file pid while a process exists, else 0
+	ExecPID  int // the executable's pid while running, else 0
+	Restarts int // automatic restarts so far
+	Gen      int // spawns so far
+	Since    time.Time
+	LastExit *Exit
+}
+
+// Verb is an operator's request.
+type Verb int
+
+// The verbs.
+const (
+	VerbStart Verb = iota
+	VerbStop
+	VerbRestart
+)
+
+// Config configures a Supervisor.
+type Config struct {
+	ID     ID
+	Timing Timing
+	Runner Runner
+	// OnChange, if set, is called from the supervisor's goroutine after each
+	// change of its Status. It must not block.
+	OnChange func(Status)
+}
+
+type command struct {
+	verb   Verb
+	sig    syscall.Signal // for a signal request (verb ignored)
+	signal bool
+	reply  chan Status // settle reply, buffered; nil for a signal
+	errc   chan error  // signal reply, buffered
+}
+
+type waiter struct {
+	up     bool
+	minGen int
+	reply  chan Status
+}
+
+// Supervisor owns one supervised process. Its methods are safe for
+// concurrent use; all state lives in the goroutine running Run.
+type Supervisor struct {
+	cfg  Config
+	cmds chan command
+	snap atomic.Pointer[Status]
+	done chan struct{}
+}
+
+// New returns a Supervisor in state Stopped. Call Run to bring it to life.
+func New(cfg Config) *Supervisor {
+	s := &Supervisor{cfg: cfg, cmds: make(chan command), done: make(chan struct{})}
+	s.snap.Store(&Status{ID: cfg.ID})
+	return s
+}
+
+// ID names the supervised process.
+func (s *Supervisor) ID() ID { return s.cfg.ID }
+
+// Status returns the latest snapshot without blocking.
+func (s *Supervisor) Status() Status { return *s.snap.Load() }
+
+// Done is closed once Run has returned.
+func (s *Supervisor) Done() <-chan struct{} { return s.done }
+
+// ErrGone is returned when the supervisor no longer runs.
+var ErrGone = errors.New("supervisor is gone")
+
+// Send asks for v and returns at once. The returned channel receives the
+// Status once the request has settled: for start and restart, when the
+// process runs, failed, backed off after an attempt or was stopped; for stop,
+// when it is down.
+func (s *Supervisor) Send(ctx context.Context, v Verb) (<-chan Status, error) {
+	c := command{verb: v, reply: make(chan Status, 1)}
+	select {
+	case s.cmds <- c:
+		return c.reply, nil
+	case <-s.done:
+		return nil, ErrGone
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Do asks for v and blocks until it has settled or ctx is done.
+func (s *Supervisor) Do(ctx context.Context, v Verb) (Status, error) {
+	reply, err := s.Send(ctx, v)
+	if err != nil {
+		return Status{}, err
+	}
+	select {
+	case st := <-reply:
+		return st, nil
+	case <-s.done:
+		return s.Status(), ErrGone
+	case <-ctx.Done():
+		return s.Status(), ctx.Err()
+	}
+}
+
+// Signal sends sig to the running process.
+func (s *Supervisor) Signal(ctx context.Context, sig syscall.Signal) error {
+	c := command{signal: true, sig: sig, errc: make(chan error, 1)}
+	select {
+	case s.cmds <- c:
+	case <-s.done:
+		return ErrGone
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return <-c.errc
+}
+
+// ErrNotRunning is returned by Signal when there is no process.
+var ErrNotRunning = errors.New("process is not running")
+
+// loop is the state of the goroutine that runs the machine.
+type loop struct {
+	*Supervisor
+	ctx     context.Context
+	m       machine
+	proc    Process
+	pid     int
+	execPID int
+	timer   *time.Timer
+	waiters []waiter
+}
+
+// Run runs the machine until ctx is done. It returns leaving any process as
+// it is: stop it first (Do with VerbStop) to bring it down.
+func (s *Supervisor) Run(ctx context.Context) {
+	defer close(s.done)
+	l := &loop{Supervisor: s, ctx: ctx, timer: time.NewTimer(time.Hour)}
+	l.timer.Stop()
+	defer l.timer.Stop()
+	l.m.since = time.Now()
+	l.publish()
+	for {
+		var events <-chan ProcessEvent
+		if l.proc != nil {
+			events = l.proc.Events()
+		}
+		select {
+		case c := <-s.cmds:
+			l.command(c)
+		case pe, ok := <-events:
+			l.processEvent(pe, ok)
+		case <-l.timer.C:
+			l.handle(event{kind: evTimer})
+		case <-ctx.Done():
+			l.answerAll()
+			return
+		}
+	}
+}
+
+func (l *loop) command(c command) {
+	if c.signal {
+		if l.proc == nil {
+			c.errc <- ErrNotRunning
+			return
+		}
+		c.errc <- l.proc.Signal(c.sig)
+		return
+	}
+	kinds := [...]eventKind{VerbStart: evStart, VerbStop: evStop, VerbRestart: evRestart}
+	l.handle(event{kind: kinds[c.verb]})
+	w := waiter{up: c.verb != VerbStop, minGen: l.m.gen, reply: c.reply}
+	if c.verb == VerbRestart && l.m.state == Stopping {
+		w.minGen++ // the spawn that counts comes after the stop
+	}
+	if w.settled(l.m) {
+		w.reply <- l.Status()
+		return
+	}
+	l.waiters = append(l.waiters, w)
+}
+
+func (l *loop) processEvent(pe ProcessEvent, ok bool) {
+	switch {
+	case !ok:
+		l.proc, l.pid, l.execPID = nil, 0, 0
+	case pe.Running:
+		l.execPID = pe.ExecPID
+		l.handle(event{kind: evRunning})
+	default:
+		l.proc, l.pid, l.execPID = nil, 0, 0
+		e := pe.Exit
+		if e.At.IsZero() {
+			e.At = time.Now()
+		}
+		l.handle(event{kind: evExit, exit: e})
+	}
+}
+
+// handle applies one event: the transition, its effects, then publishing.
+func (l *loop) handle(ev event) {
+	var fx []effect
+	l.m, fx = next(l.m, ev, time.Now(), l.cfg.Timing)
+	for _, f := range fx {
+		l.apply(f)
+	}
+	l.publish()
+}
+
+func (l *loop) apply(f effect) {
+	switch f.kind {
+	case fxSpawn:
+		p, err := l.cfg.Runner.Start(l.ctx)
+		if err != nil {
+			l.handleNested(event{kind: evExit, exit: Exit{Err: err.Error(), At: time.Now()}})
+			return
+		}
+		l.proc, l.pid, l.execPID = p, p.PID(), 0
+	case fxSignal:
+		if l.proc != nil {
+			_ = l.proc.Signal(f.sig) // a process that is gone reports its exit
+		}
+	case fxKill:
+		if l.proc != nil {
+			_ = l.proc.Kill()
+		}
+	case fxForceKill:
+		if l.proc != nil {
+			_ = l.proc.ForceKill()
+		}
+	case fxArm:
+		l.timer.Reset(f.d)
+	case fxDisarm:
+		l.timer.Stop()
+	}
+}
+
+// handleNested applies an event raised while carrying out effects (a spawn
+// that failed). Publishing happens once, in the outer handle.
+func (l *loop) handleNested(ev event) {
+	var fx []effect
+	l.m, fx = next(l.m, ev, time.Now(), l.cfg.Timing)
+	for _, f := range fx {
+		l.apply(f)
+	}
+}
+
+func (l *loop) publish() {
+	st := &Status{
+		ID: l.cfg.ID, State: l.m.state, WantUp: l.m.wantUp, PID: l.pid, ExecPID: l.execPID,
+		Restarts: l.m.restarts, Gen: l.m.gen, Since: l.m.since, LastExit: l.m.lastExit,
+	}
+	l.snap.Store(st)
+	kept := l.waiters[:0]
+	for _, w := range l.waiters {
+		if w.settled(l.m) {
+			w.reply <- *st
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	l.waiters = kept
+	if l.cfg.OnChange != nil {
+		l.cfg.OnChange(*st)
+	}
+}
+
+// answerAll releases every waiter with the current status, at shutdown.
+func (l *loop) answerAll() {
+	for _, w := range l.waiters {
+		w.reply <- l.Status()
+	}
+	l.waiters = nil
+}
+
+func (w waiter) settled(m machine) bool {
+	if !w.up {
+		return m.state == Stopped || m.state == Failed
+	}
+	switch m.state {
+	case Running, Backoff:
+		return m.gen >= w.minGen
+	case Failed, Stopped:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,270 @@
+package supervise
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// fakeProc is a Process the test controls. It runs as soon as it starts
+// (unless failStart) and exits only when the test, or a kill, says so.
+type fakeProc struct {
+	pid    int
+	events chan ProcessEvent
+	mu     sync.Mutex
+	sigs   []syscall.Signal
+	exited bool
+	// exitOn lists the signals that end the process; Kill always does.
+	exitOn []syscall.Signal
+}
+
+func (p *fakeProc) PID() int                    { return p.pid }
+func (p *fakeProc) Events() <-chan ProcessEvent { return p.events }
+
+func (p *fakeProc) Signal(sig syscall.Signal) error {
+	p.mu.Lock()
+	p.sigs = append(p.sigs, sig)
+	p.mu.Unlock()
+	if slices.Contains(p.exitOn, sig) {
+		p.exit(Exit{Signal: sig})
+	}
+	return nil
+}
+
+func (p *fakeProc) Kill() error {
+	p.mu.Lock()
+	p.sigs = append(p.sigs, syscall.SIGKILL)
+	p.mu.Unlock()
+	p.exit(Exit{Signal: syscall.SIGKILL})
+	return nil
+}
+
+func (p *fakeProc) ForceKill() error { return p.Kill() }
+
+func (p *fakeProc) exit(e Exit) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.exited {
+		return
+	}
+	p.exited = true
+	p.events <- ProcessEvent{Exit: e}
+	close(p.events)
+}
+
+func (p *fakeProc) signals() []syscall.Signal {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.sigs)
+}
+
+// fakeRunner starts fakeProcs and remembers them, with their start times.
+type fakeRunner struct {
+	mu     sync.Mutex
+	procs  []*fakeProc
+	starts []time.Time
+	exitOn []syscall.Signal
+	fail   error // when set, Start fails
+}
+
+func (r *fakeRunner) Start(context.Context) (Process, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.starts = append(r.starts, time.Now())
+	if r.fail != nil {
+		return nil, r.fail
+	}
+	p := &fakeProc{pid: 1000 + len(r.procs), events: make(chan ProcessEvent, 2), exitOn: r.exitOn}
+	p.events <- ProcessEvent{Running: true, ExecPID: p.pid + 1}
+	r.procs = append(r.procs, p)
+	return p, nil
+}
+
+func (r *fakeRunner) last() *fakeProc {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.procs[len(r.procs)-1]
+}
+
+func (r *fakeRunner) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.starts)
+}
+
+func startSup(t *testing.T, r *fakeRunner, tm Timing) *Supervisor {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := New(Config{ID: ID{"job", "proc"}, Timing: tm, Runner: r})
+	go s.Run(ctx)
+	t.Cleanup(func() { cancel(); <-s.Done() })
+	return s
+}
+
+func TestRestartAfterExitIsImmediate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := &fakeRunner{exitOn: []syscall.Signal{syscall.SIGTERM}}
+		s := startSup(t, r, Timing{})
+		st, err := s.Do(t.Context(), VerbStart)
+		if err != nil || st.State != Running || st.PID != 1000 {
+			t.Fatalf("start: %+v %v", st, err)
+		}
+		before := time.Now()
+		r.last().exit(Exit{Signal: syscall.SIGKILL})
+		synctest.Wait()
+		st = s.Status()
+		if st.State != Running || st.Gen != 2 || st.Restarts != 1 || st.LastExit.Signal != syscall.SIGKILL {
+			t.Fatalf("after the kill: %+v", st)
+		}
+		if d := r.starts[1].Sub(before); d != 0 {
+			t.Fatalf("first restart waited %v", d)
+		}
+		st, err = s.Do(t.Context(), VerbStop)
+		if err != nil || st.State != Stopped || !slices.Equal(r.last().signals(), []syscall.Signal{syscall.SIGTERM}) {
+			t.Fatalf("stop: %+v %v %v", st, err, r.last().signals())
+		}
+	})
+}
+
+func TestStopLadderTimesSignals(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := &fakeRunner{} // ignores TERM and QUIT
+		s := startSup(t, r, Timing{})
+		if _, err := s.Do(t.Context(), VerbStart); err != nil {
+			t.Fatal(err)
+		}
+		begin := time.Now()
+		st, err := s.Do(t.Context(), VerbStop)
+		if err != nil || st.State != Stopped {
+			t.Fatalf("stop: %+v %v", st, err)
+		}
+		if took := time.Since(begin); took != 17*time.Second {
+			t.Fatalf("ladder took %v, want 15s + 2s", took)
+		}
+		want := []syscall.Signal{syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGKILL}
+		if got := r.last().signals(); !slices.Equal(got, want) {
+			t.Fatalf("signals %v, want %v", got, want)
+		}
+	})
+}
+
+func TestCrashLoopBacksOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := &fakeRunner{}
+		s := startSup(t, r, Timing{})
+		if _, err := s.Do(t.Context(), VerbStart); err != nil {
+			t.Fatal(err)
+		}
+		for range 5 {
+			r.last().exit(Exit{Code: 1})
+			synctest.Wait()
+			for s.Status().State == Backoff {
+				time.Sleep(time.Millisecond) // synctest: virtual time, advances to the restart
+				synctest.Wait()
+			}
+		}
+		var gaps []time.Duration
+		for i := 1; i < len(r.starts); i++ {
+			gaps = append(gaps, r.starts[i].Sub(r.starts[i-1]).Round(time.Millisecond))
+		}
+		want := []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond}
+		if !slices.Equal(gaps, want) {
+			t.Fatalf("gaps %v, want %v", gaps, want)
+		}
+	})
+}
+
+func TestStopDuringBackoffCancelsRestart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := &fakeRunner{}
+		s := startSup(t, r, Timing{})
+		s.Do(t.Context(), VerbStart)
+		r.last().exit(Exit{Code: 1}) // immediate restart
+		synctest.Wait()
+		r.last().exit(Exit{Code: 1}) // backoff
+		synctest.Wait()
+		if st := s.Status(); st.State != Backoff {
+			t.Fatalf("want backoff, got %s", st.State)
+		}
+		st, _ := s.Do(t.Context(), VerbStop)
+		time.Sleep(time.Hour) // synctest: virtual time
+		synctest.Wait()
+		if st.State != Stopped || r.count() != 2 {
+			t.Fatalf("state %s after %d starts", st.State, r.count())
+		}
+	})
+}
+
+func TestSpawnFailureSettlesStartWithError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := &fakeRunner{fail: errors.New("exec: no such file")}
+		s := startSup(t, r, Timing{})
+		st, err := s.Do(t.Context(), VerbStart)
+		if err != nil || st.State != Backoff || st.LastExit == nil || st.LastExit.Err != "exec: no such file" {
+			t.Fatalf("start: %+v %v", st, err)
+		}
+		if err := s.Signal(t.Context(), syscall.SIGHUP); !errors.Is(err, ErrNotRunning) {
+			t.Fatalf("signal without a process: %v", err)
+		}
+	})
+}
+
+func TestRestartWaitsForTheNewProcess(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := &fakeRunner{exitOn: []syscall.Signal{syscall.SIGTERM}}
+		s := startSup(t, r, Timing{})
+		s.Do(t.Context(), VerbStart)
+		st, err := s.Do(t.Context(), VerbRestart)
+		if err != nil || st.State != Running || st.Gen != 2 || st.PID != 1001 {
+			t.Fatalf("restart: %+v %v", st, err)
+		}
+	})
+}
+
+func TestTreeShutdownStopsAll(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tree := NewTree(t.Context())
+		var runners []*fakeRunner
+		for _, p := range []string{"b", "a", "c"} {
+			r := &fakeRunner{exitOn: []syscall.Signal{syscall.SIGTERM}}
+			runners = append(runners, r)
+			s, err := tree.Add(Config{ID: ID{"job", p}, Runner: r})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Do(t.Context(), VerbStart)
+		}
+		if _, err := tree.Add(Config{ID: ID{"job", "a"}}); err == nil {
+			t.Fatal("duplicate add accepted")
+		}
+		var names []string
+		for _, s := range tree.List() {
+			names = append(names, s.ID().Process)
+		}
+		if !slices.Equal(names, []string{"a", "b", "c"}) {
+			t.Fatalf("list order %v", names)
+		}
+		if err := tree.Remove(t.Context(), ID{"job", "b"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := tree.Get(ID{"job", "b"}); ok {
+			t.Fatal("removed supervisor still listed")
+		}
+		if err := tree.Shutdown(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range runners {
+			if got := r.last().signals(); !slices.Equal(got, []syscall.Signal{syscall.SIGTERM}) {
+				t.Fatalf("runner %d got %v", i, got)
+			}
+		}
+		if len(tree.List()) != 0 {
+			t.Fatal("tree not empty after shutdown")
+		}
+	})
+}
