@@ -1,0 +1,3 @@
+package main
+
+func runDemo(args []string) error { return usageError("demo: not built yet") }

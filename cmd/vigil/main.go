@@ -1,0 +1,97 @@
+// Command vigil supervises the processes of BOSH jobs: it reads each job's
+// bpm.yml, runs and restarts the processes, and answers on a local control
+// socket. See the README for the commands.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/vigil-bosh/vigil/procinit"
+)
+
+// version is vigil's release; the control API reports it.
+const version = "0.1.0-dev"
+
+const usage = `usage: vigil COMMAND [flags] [args]
+
+Commands:
+  daemon                        supervise every job's processes (foreground)
+  status [--json]               show every process and configuration problem
+  start JOB [-p PROC]           start and wait until running (or failed)
+  stop JOB [-p PROC]            stop and wait until nothing is left
+  restart JOB [-p PROC]         stop, start and wait
+  signal JOB -p PROC SIGNAL     send a signal to a process (e.g. HUP, USR1)
+  reload                        re-read the jobs; restart only what changed
+  demo                          supervise the example jobs in a throwaway root
+  version                       print the version
+
+Every command takes --root DIR (default $VIGIL_ROOT, else /var/vcap).
+`
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "init" {
+		os.Exit(procinit.Main()) // the per-process init: see package procinit
+	}
+	err := run(os.Args[1:])
+	if err == nil {
+		return
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintln(os.Stderr, "vigil:", ee.err)
+		}
+		os.Exit(ee.code)
+	}
+	fmt.Fprintln(os.Stderr, "vigil:", err)
+	os.Exit(1)
+}
+
+// exitError carries an exit code through error wrapping to main.
+type exitError struct {
+	code int
+	err  error // printed when not nil
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageError(format string, args ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format+"\n\n"+usage, args...)}
+}
+
+func run(args []string) error {
+	if len(args) == 0 {
+		return usageError("no command given")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "daemon":
+		return runDaemon(rest)
+	case "status":
+		return runStatus(rest)
+	case "start", "stop", "restart":
+		return runAction(cmd, rest)
+	case "signal":
+		return runSignal(rest)
+	case "reload":
+		return runReload(rest)
+	case "demo":
+		return runDemo(rest)
+	case "version", "--version", "-V":
+		fmt.Println("vigil", version)
+		return nil
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+		return nil
+	}
+	return usageError("unknown command %q", cmd)
+}

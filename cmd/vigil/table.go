@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vigil-bosh/vigil/control"
+)
+
+// writeStatus prints the processes as a table and then the problems, with
+// colour when color is set (a terminal).
+func writeStatus(w io.Writer, st control.Status, color bool) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "JOB\tPROCESS\tSTATE\tPID\tUPTIME\tRESTARTS\tLAST EXIT")
+	now := time.Now()
+	for _, p := range st.Processes {
+		pid, up := "-", "-"
+		if p.PID != 0 {
+			pid = strconv.Itoa(p.PID)
+		}
+		if p.State == "running" {
+			up = since(now, p.Since)
+		}
+		last := "-"
+		if p.LastExit != nil {
+			last = p.LastExit.Description + " " + since(now, p.LastExit.At) + " ago"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", p.Job, p.Process, paint(p.State, color), pid, up, p.Restarts, last)
+	}
+	tw.Flush()
+	for _, p := range st.Problems {
+		fmt.Fprintln(w, problemLine(p))
+	}
+}
+
+func problemLine(p control.Problem) string {
+	var b strings.Builder
+	b.WriteString(p.Severity + ": ")
+	if p.File != "" {
+		b.WriteString(p.File)
+		if p.Line > 0 {
+			b.WriteString(":" + strconv.Itoa(p.Line))
+		}
+		b.WriteString(": ")
+	} else if p.Job != "" {
+		b.WriteString("job " + p.Job + ": ")
+	}
+	if p.Field != "" {
+		b.WriteString(p.Field + ": ")
+	}
+	b.WriteString(p.Message)
+	return b.String()
+}
+
+// paint colours a state word with its padding kept out of the escape codes
+// (tabwriter counts the escape bytes as width, so every cell gets them).
+func paint(state string, color bool) string {
+	if !color {
+		return state
+	}
+	codes := map[string]string{"running": "32", "starting": "36", "stopping": "33", "backoff": "33", "failed": "31", "stopped": "90"}
+	code, ok := codes[state]
+	if !ok {
+		code = "0"
+	}
+	return "\x1b[" + code + "m" + state + "\x1b[0m"
+}
+
+func since(now, t time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Hour:
+		return d.Round(time.Second).String()
+	}
+	return d.Round(time.Minute).String()
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil && os.Getenv("NO_COLOR") == ""
+}

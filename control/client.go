@@ -1,0 +1,125 @@
+package control
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"syscall"
+)
+
+// Client is a Manager that talks to a daemon over its control socket.
+type Client struct {
+	socket string
+	http   *http.Client
+}
+
+var _ Manager = (*Client)(nil)
+
+// NewClient returns a client for the socket at path. Nothing is dialled
+// until the first call.
+func NewClient(path string) *Client {
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		},
+		DisableCompression: true,
+	}
+	return &Client{socket: path, http: &http.Client{Transport: tr}}
+}
+
+// Status implements Manager.
+func (c *Client) Status(ctx context.Context) (Status, error) {
+	var st Status
+	err := c.call(ctx, http.MethodGet, "/v1/status", nil, &st)
+	return st, err
+}
+
+// Act implements Manager. It blocks as long as the daemon does.
+func (c *Client) Act(ctx context.Context, req ActionRequest) ([]ProcessStatus, error) {
+	var r actionReply
+	err := c.call(ctx, http.MethodPost, "/v1/action", req, &r)
+	return r.Processes, err
+}
+
+// Signal implements Manager.
+func (c *Client) Signal(ctx context.Context, req SignalRequest) error {
+	return c.call(ctx, http.MethodPost, "/v1/signal", req, nil)
+}
+
+// Reload implements Manager.
+func (c *Client) Reload(ctx context.Context) (ReloadResult, error) {
+	var r ReloadResult
+	err := c.call(ctx, http.MethodPost, "/v1/reload", nil, &r)
+	return r, err
+}
+
+// remoteError is an error the daemon answered with; Is maps its HTTP status
+// back to the package's error values.
+type remoteError struct {
+	code int
+	msg  string
+}
+
+func (e *remoteError) Error() string { return e.msg }
+
+func (e *remoteError) Is(target error) bool {
+	switch target {
+	case ErrNotFound:
+		return e.code == http.StatusNotFound
+	case ErrBadRequest:
+		return e.code == http.StatusBadRequest
+	case ErrFailed:
+		return e.code == http.StatusConflict
+	}
+	return false
+}
+
+func (c *Client) call(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://vigil"+path, body)
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
+			return fmt.Errorf("%w (no daemon answers on %s)", ErrNoDaemon, c.socket)
+		}
+		return fmt.Errorf("control socket %s: %w", c.socket, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("read reply: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var er errorReply
+		if json.Unmarshal(data, &er) != nil || er.Error == "" {
+			er.Error = fmt.Sprintf("daemon answered %s", resp.Status)
+		}
+		if out != nil && len(er.Body) > 0 {
+			_ = json.Unmarshal(er.Body, out)
+		}
+		return &remoteError{code: resp.StatusCode, msg: er.Error}
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("decode reply: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,192 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// fakeManager answers from fixed values and records requests.
+type fakeManager struct {
+	acts    chan ActionRequest
+	actErr  error
+	signals []SignalRequest
+}
+
+func (f *fakeManager) Status(context.Context) (Status, error) {
+	return Status{Daemon: DaemonInfo{PID: 7}, Processes: []ProcessStatus{{Job: "j", Process: "p", State: "running"}}}, nil
+}
+
+func (f *fakeManager) Act(_ context.Context, req ActionRequest) ([]ProcessStatus, error) {
+	if f.acts != nil {
+		f.acts <- req
+	}
+	return []ProcessStatus{{Job: req.Job, Process: "p", State: "backoff"}}, f.actErr
+}
+
+func (f *fakeManager) Signal(_ context.Context, req SignalRequest) error {
+	f.signals = append(f.signals, req)
+	if req.Process == "missing" {
+		return fmt.Errorf("process %s/%s: %w", req.Job, req.Process, ErrNotFound)
+	}
+	return nil
+}
+
+func (f *fakeManager) Reload(context.Context) (ReloadResult, error) {
+	return ReloadResult{Started: []string{"j/new"}}, nil
+}
+
+func serve(t *testing.T, m Manager) (string, *Client) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ctl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "run", "vigil.sock")
+	ln, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, ln, m, time.Second) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+		os.RemoveAll(dir)
+	})
+	return path, NewClient(path)
+}
+
+func TestRoundTrip(t *testing.T) {
+	m := &fakeManager{actErr: fmt.Errorf("j/p: exited with code 1: %w", ErrFailed)}
+	path, c := serve(t, m)
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("socket mode %v (%v)", fi.Mode(), err)
+	}
+	st, err := c.Status(t.Context())
+	if err != nil || st.Daemon.PID != 7 || st.Processes[0].State != "running" {
+		t.Fatalf("status %+v %v", st, err)
+	}
+	ps, err := c.Act(t.Context(), ActionRequest{Action: ActionStart, Job: "j"})
+	if !errors.Is(err, ErrFailed) || err.Error() != "j/p: exited with code 1: action failed" {
+		t.Fatalf("act error %v", err)
+	}
+	if len(ps) != 1 || ps[0].State != "backoff" {
+		t.Fatalf("statuses not carried with the error: %+v", ps)
+	}
+	if err := c.Signal(t.Context(), SignalRequest{Job: "j", Process: "missing", Signal: "HUP"}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("signal error %v", err)
+	}
+	res, err := c.Reload(t.Context())
+	if err != nil || res.Started[0] != "j/new" {
+		t.Fatalf("reload %+v %v", res, err)
+	}
+}
+
+func TestBadRequests(t *testing.T) {
+	path, _ := serve(t, &fakeManager{})
+	c := NewClient(path)
+	for _, body := range []string{`{"action":"start","job":"j","extra":1}`, `{"action":`, `{} {}`} {
+		req, _ := http.NewRequest(http.MethodPost, "http://vigil/v1/action", strings.NewReader(body))
+		resp, err := c.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s: status %d", body, resp.StatusCode)
+		}
+	}
+	big := `{"action":"start","job":"` + strings.Repeat("x", maxRequest) + `"}`
+	req, _ := http.NewRequest(http.MethodPost, "http://vigil/v1/action", strings.NewReader(big))
+	resp, err := c.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("oversized request: status %d", resp.StatusCode)
+	}
+}
+
+func TestNoDaemon(t *testing.T) {
+	c := NewClient(filepath.Join(t.TempDir(), "none.sock"))
+	if _, err := c.Status(t.Context()); !errors.Is(err, ErrNoDaemon) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestListenRefusesALiveDaemonAndReplacesAStaleSocket(t *testing.T) {
+	path, _ := serve(t, &fakeManager{})
+	if _, err := Listen(path); err == nil || !strings.Contains(err.Error(), "another vigil daemon") {
+		t.Fatalf("second listen: %v", err)
+	}
+	stale := filepath.Join(t.TempDir(), "stale.sock")
+	ln, err := Listen(stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(interface{ SetUnlinkOnClose(bool) }).SetUnlinkOnClose(false)
+	ln.Close() // the socket file stays, as after a crash
+	ln, err = Listen(stale)
+	if err != nil {
+		t.Fatalf("stale socket not replaced: %v", err)
+	}
+	ln.Close()
+}
+
+// TestOtherUsersAreRefused runs a client as another user against a socket
+// whose file mode would let it in: the peer-credential check must refuse.
+func TestOtherUsersAreRefused(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to run a client as another user")
+	}
+	path, _ := serve(t, &fakeManager{})
+	os.Chmod(filepath.Dir(path), 0o777)
+	os.Chmod(filepath.Dir(filepath.Dir(path)), 0o777)
+	os.Chmod(path, 0o777)
+	// The test binary's own directory may be closed to other users: run a copy.
+	self, _ := os.Executable()
+	bin, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, _ := os.MkdirTemp("", "ctlbin")
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o755)
+	client := filepath.Join(dir, "client")
+	if err := os.WriteFile(client, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(client, "-test.run=^$")
+	cmd.Env = []string{"CONTROL_TEST_CLIENT=" + path}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("client: %v: %s", err, out)
+	}
+	if got := strings.TrimSpace(string(out)); !strings.HasPrefix(got, "permission denied: uid 65534") {
+		t.Fatalf("other user got %q", got)
+	}
+}
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv("CONTROL_TEST_CLIENT"); path != "" {
+		_, err := NewClient(path).Status(context.Background())
+		fmt.Println(err)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}

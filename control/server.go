@@ -1,0 +1,190 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxRequest caps a request body; every request is a few names.
+const maxRequest = 64 << 10
+
+// Listen creates the control socket at path (mode 0600, in a 0700
+// directory). A socket left by a dead daemon is replaced; one a live daemon
+// answers on is an error.
+func Listen(path string) (net.Listener, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("control socket: %w", err)
+	}
+	if c, err := net.Dial("unix", path); err == nil {
+		c.Close()
+		return nil, fmt.Errorf("control socket %s: another vigil daemon is running", path)
+	}
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
+		os.Remove(path)
+	}
+	old := unix.Umask(0o177)
+	ln, err := net.Listen("unix", path)
+	unix.Umask(old)
+	if err != nil {
+		return nil, fmt.Errorf("control socket: %w", err)
+	}
+	return ln, nil
+}
+
+type peerKey struct{}
+
+// Serve answers requests on ln with m until ctx is done, then stops
+// accepting, gives requests in flight up to grace to finish, closes ln and
+// returns. Only root and the daemon's own user may connect (SO_PEERCRED).
+func Serve(ctx context.Context, ln net.Listener, m Manager, grace time.Duration) error {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) {
+		st, err := m.Status(r.Context())
+		reply(w, st, err)
+	})
+	mux.HandleFunc("POST /v1/action", func(w http.ResponseWriter, r *http.Request) {
+		var req ActionRequest
+		if !decode(w, r, &req) {
+			return
+		}
+		ps, err := m.Act(r.Context(), req)
+		reply(w, actionReply{Processes: ps}, err)
+	})
+	mux.HandleFunc("POST /v1/signal", func(w http.ResponseWriter, r *http.Request) {
+		var req SignalRequest
+		if decode(w, r, &req) {
+			reply(w, struct{}{}, m.Signal(r.Context(), req))
+		}
+	})
+	mux.HandleFunc("POST /v1/reload", func(w http.ResponseWriter, r *http.Request) {
+		res, err := m.Reload(r.Context())
+		reply(w, res, err)
+	})
+	srv := &http.Server{
+		Handler:           checkPeer(mux),
+		ReadHeaderTimeout: 10 * time.Second,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, peerKey{}, peerOf(c))
+		},
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("control server: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	<-errc
+	return nil
+}
+
+// peer is the credentials of a connection's other end; ok is false when
+// they could not be read.
+type peer struct {
+	uid uint32
+	ok  bool
+}
+
+func peerOf(c net.Conn) peer {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return peer{}
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return peer{}
+	}
+	var cred *unix.Ucred
+	raw.Control(func(fd uintptr) {
+		cred, err = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	})
+	if err != nil || cred == nil {
+		return peer{}
+	}
+	return peer{uid: cred.Uid, ok: true}
+}
+
+func checkPeer(next http.Handler) http.Handler {
+	self := uint32(os.Getuid())
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, _ := r.Context().Value(peerKey{}).(peer)
+		if !p.ok || (p.uid != 0 && p.uid != self) {
+			writeError(w, http.StatusForbidden, fmt.Sprintf("permission denied: uid %d may not use the vigil control socket", p.uid))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+type actionReply struct {
+	Processes []ProcessStatus `json:"processes"`
+}
+
+type errorReply struct {
+	Error string `json:"error"`
+	// Body carries the normal reply alongside an error (an action's statuses).
+	Body json.RawMessage `json:"body,omitempty"`
+}
+
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequest))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("decode request: %v", err))
+		return false
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		writeError(w, http.StatusBadRequest, "decode request: trailing data")
+		return false
+	}
+	return true
+}
+
+func reply(w http.ResponseWriter, v any, err error) {
+	body, merr := json.Marshal(v)
+	if merr != nil {
+		writeError(w, http.StatusInternalServerError, merr.Error())
+		return
+	}
+	if err != nil {
+		code := http.StatusInternalServerError
+		switch {
+		case errors.Is(err, ErrNotFound):
+			code = http.StatusNotFound
+		case errors.Is(err, ErrBadRequest):
+			code = http.StatusBadRequest
+		case errors.Is(err, ErrFailed):
+			code = http.StatusConflict
+		}
+		writeJSON(w, code, errorReply{Error: err.Error(), Body: body})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(append(body, '\n'))
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, errorReply{Error: msg})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
+}

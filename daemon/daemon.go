@@ -1,0 +1,158 @@
+// Package daemon wires vigil together: it loads the jobs, runs a supervisor
+// per process through the native runner, serves the control API, reloads on
+// request, and stops everything on the way out. It implements
+// control.Manager.
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/job"
+	"github.com/vigil-bosh/vigil/proc"
+	"github.com/vigil-bosh/vigil/supervise"
+)
+
+// Config configures a Daemon. Zero values pick the defaults noted.
+type Config struct {
+	Layout      boshpath.Layout
+	Jobs        []string         // supervise only these jobs; empty means all
+	Init        string           // binary re-executed as the per-process init; empty means this one
+	InitEnv     []string         // extra environment for the init (tests)
+	Timing      supervise.Timing // stop ladder and restart policy; zero means bpm's ladder
+	HookTimeout time.Duration    // bound on hooks.pre_start; zero means proc.DefaultHookTimeout
+	Version     string
+	Log         *slog.Logger // nil means discard
+}
+
+// Daemon supervises the jobs of one BOSH root.
+type Daemon struct {
+	cfg     Config
+	log     *slog.Logger
+	ready   chan struct{} // closed once the first load has settled
+	tree    *supervise.Tree
+	started time.Time
+	changes notifier
+
+	// mu orders configuration changes against actions: Reload and shutdown
+	// hold it to write, Act holds it to read while it sends its commands.
+	mu      sync.RWMutex
+	closing bool
+	cur     atomic.Pointer[loaded]
+}
+
+// loaded is the configuration in force. It is never modified; Reload
+// replaces it.
+type loaded struct {
+	jobs     map[string]*job.Job // what runs, per job (an invalid job keeps its last good config)
+	runners  map[supervise.ID]*proc.Runner
+	problems []control.Problem
+}
+
+// New returns a daemon for cfg. Nothing runs until Run.
+func New(cfg Config) (*Daemon, error) {
+	if cfg.Init == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("find own binary for the per-process init: %w", err)
+		}
+		cfg.Init = self
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	d := &Daemon{cfg: cfg, log: log, changes: newNotifier(), ready: make(chan struct{})}
+	d.cur.Store(&loaded{jobs: map[string]*job.Job{}, runners: map[supervise.ID]*proc.Runner{}})
+	return d, nil
+}
+
+// Run listens on the control socket, starts every process, and serves until
+// ctx is done. Then it stops every process in parallel (each through its
+// stop ladder), closes the socket, and returns nil once nothing is left.
+// Configuration errors never stop Run; they show in Status.
+func (d *Daemon) Run(ctx context.Context) error {
+	ln, err := control.Listen(d.cfg.Layout.ControlSocket())
+	if err != nil {
+		return err
+	}
+	d.started = time.Now()
+	treeCtx, cancelTree := context.WithCancel(context.Background())
+	defer cancelTree()
+	d.tree = supervise.NewTree(treeCtx)
+
+	serveCtx, stopServing := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- control.Serve(serveCtx, ln, d, 5*time.Second) }()
+
+	if _, err := d.Reload(ctx); err != nil {
+		d.log.Error("initial load", "error", err)
+	}
+	d.log.Info("supervising", "root", d.cfg.Layout.Root(), "processes", len(d.tree.List()))
+	close(d.ready)
+	<-ctx.Done()
+
+	d.log.Info("stopping every process")
+	d.mu.Lock()
+	d.closing = true
+	d.mu.Unlock()
+	err = d.tree.Shutdown(context.Background())
+	stopServing()
+	if serr := <-served; err == nil {
+		err = serr
+	}
+	d.log.Info("stopped", "error", err)
+	return err
+}
+
+// Ready is closed once Run has started every process of the first load and
+// each has settled (running, or backing off after a failed start).
+func (d *Daemon) Ready() <-chan struct{} { return d.ready }
+
+// Changes returns a channel that is closed at the next change of any
+// process's status. Call it again after each close.
+func (d *Daemon) Changes() <-chan struct{} { return d.changes.wait() }
+
+// ReopenLogs makes every running process reopen its log files (after a
+// rotation), and returns once all have.
+func (d *Daemon) ReopenLogs(ctx context.Context) error {
+	var first error
+	for id, r := range d.cur.Load().runners {
+		if err := r.Reopen(ctx); err != nil && first == nil {
+			first = fmt.Errorf("reopen logs of %s: %w", id, err)
+		}
+	}
+	return first
+}
+
+// notifier wakes any number of waiters at each change without ever
+// blocking the notifying goroutine.
+type notifier struct {
+	mu *sync.Mutex
+	ch *chan struct{}
+}
+
+func newNotifier() notifier {
+	ch := make(chan struct{})
+	return notifier{mu: &sync.Mutex{}, ch: &ch}
+}
+
+func (n notifier) wait() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return *n.ch
+}
+
+func (n notifier) notify() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	close(*n.ch)
+	*n.ch = make(chan struct{})
+}

@@ -1,0 +1,287 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/testproc"
+	"github.com/vigil-bosh/vigil/pidfile"
+	"github.com/vigil-bosh/vigil/supervise"
+)
+
+func TestMain(m *testing.M) {
+	testproc.Main()
+	os.Exit(m.Run())
+}
+
+type harness struct {
+	t      *testing.T
+	layout boshpath.Layout
+	rep    *testproc.Listener
+	d      *Daemon
+	c      *control.Client
+	done   chan error
+	cancel context.CancelFunc
+}
+
+func newHarness(t *testing.T) *harness {
+	dir, err := os.MkdirTemp("", "vd") // short: the socket path must fit
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	l, _ := boshpath.New(dir)
+	return &harness{t: t, layout: l, rep: testproc.Listen(t)}
+}
+
+// proc is one process entry for writeJob: a name, a testproc behaviour and
+// extra environment.
+type pr struct {
+	name, behaviour string
+	env             []string
+}
+
+// writeJob writes ROOT/jobs/NAME/config/bpm.yml running the test binary.
+func (h *harness) writeJob(name string, procs ...pr) {
+	self, _ := os.Executable()
+	var b strings.Builder
+	b.WriteString("processes:\n")
+	for _, p := range procs {
+		fmt.Fprintf(&b, "- name: %s\n  executable: %s\n  env:\n", p.name, self)
+		for k, v := range h.rep.Env(p.behaviour, p.env...) {
+			fmt.Fprintf(&b, "    %s: %q\n", k, v)
+		}
+	}
+	h.writeFile(name, b.String())
+}
+
+func (h *harness) writeFile(job, content string) {
+	path := h.layout.BPMConfig(job)
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) start(timing supervise.Timing) {
+	self, _ := os.Executable()
+	d, err := New(Config{Layout: h.layout, Init: self, InitEnv: []string{"GORACE=" + testproc.NoRaceExitDelay}, Timing: timing})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.d, h.cancel, h.done = d, cancel, make(chan error, 1)
+	go func() { h.done <- d.Run(ctx) }()
+	select {
+	case <-d.Ready():
+	case err := <-h.done:
+		h.t.Fatalf("daemon ended early: %v", err)
+	}
+	h.c = control.NewClient(h.layout.ControlSocket())
+	h.t.Cleanup(func() { h.stop() })
+}
+
+// stop ends the daemon as SIGTERM would and returns Run's result.
+func (h *harness) stop() error {
+	if h.cancel == nil {
+		return nil
+	}
+	h.cancel()
+	h.cancel = nil
+	return <-h.done
+}
+
+func (h *harness) status(job, p string) control.ProcessStatus {
+	h.t.Helper()
+	st, err := h.c.Status(h.t.Context())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for _, ps := range st.Processes {
+		if ps.Job == job && ps.Process == p {
+			return ps
+		}
+	}
+	h.t.Fatalf("no process %s/%s in %+v", job, p, st)
+	return control.ProcessStatus{}
+}
+
+// waitFor blocks on the daemon's change notifications until cond holds.
+func (h *harness) waitFor(what string, cond func() bool) {
+	h.t.Helper()
+	guard := time.NewTimer(testproc.Guard)
+	defer guard.Stop()
+	for {
+		changed := h.d.Changes()
+		if cond() {
+			return
+		}
+		select {
+		case <-changed:
+		case <-guard.C:
+			h.t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func alive(pid int) bool { return unix.Kill(pid, 0) == nil }
+
+func TestRestartAfterSIGKILL(t *testing.T) {
+	h := newHarness(t)
+	h.writeJob("web", pr{"server", "serve", nil})
+	h.start(supervise.Timing{})
+	first := h.rep.Expect(t, "ready")
+	st := h.status("web", "server")
+	if pid, _ := pidfile.Read(h.layout.PidFile("web", "server")); st.State != "running" || pid != st.PID || st.ExecPID != first.PID {
+		t.Fatalf("status %+v, pid file %d, executable %d", st, pid, first.PID)
+	}
+	unix.Kill(first.PID, unix.SIGKILL)
+	second := h.rep.Expect(t, "ready")
+	if second.PID == first.PID {
+		t.Fatal("no new process")
+	}
+	h.waitFor("the restart to show", func() bool { return h.status("web", "server").ExecPID == second.PID })
+	st = h.status("web", "server")
+	if st.Restarts != 1 || st.LastExit == nil || st.LastExit.Signal != "SIGKILL" {
+		t.Fatalf("after the kill: %+v", st)
+	}
+	if pid, _ := pidfile.Read(h.layout.PidFile("web", "server")); pid != st.PID {
+		t.Fatalf("pid file %d, status %d", pid, st.PID)
+	}
+}
+
+func TestCrashLoopBacksOff(t *testing.T) {
+	h := newHarness(t)
+	h.writeJob("flaky", pr{"crash", "exit", []string{testproc.EnvCode + "=1"}})
+	h.start(supervise.Timing{})
+	for range 3 {
+		h.rep.Expect(t, "exiting 1")
+	}
+	h.waitFor("backoff", func() bool { return h.status("flaky", "crash").State == "backoff" })
+	st := h.status("flaky", "crash")
+	if st.Restarts < 2 || st.LastExit.Code != 1 || st.LastExit.Description != "exited with code 1" {
+		t.Fatalf("status %+v", st)
+	}
+	// A stop during backoff ends the loop at once.
+	if _, err := h.c.Act(t.Context(), control.ActionRequest{Action: "stop", Job: "flaky"}); err != nil {
+		t.Fatal(err)
+	}
+	if st := h.status("flaky", "crash"); st.State != "stopped" || st.Wanted != "down" {
+		t.Fatalf("after stop: %+v", st)
+	}
+}
+
+// TestStopLadder stops a process that ignores TERM and QUIT and has a
+// grandchild: QUIT follows TERM, then everything is killed.
+func TestStopLadder(t *testing.T) {
+	h := newHarness(t)
+	h.writeJob("stubborn", pr{"main", "grandchild", []string{testproc.EnvIgnore + "=TERM,QUIT"}})
+	h.start(supervise.Timing{StopTimeout: 50 * time.Millisecond, QuitTimeout: 50 * time.Millisecond})
+	grand := h.rep.Expect(t, "grandchild").Fields()[0]
+	pidPath := h.layout.PidFile("stubborn", "main")
+	initPID, err := pidfile.Read(pidPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := h.c.Act(t.Context(), control.ActionRequest{Action: "stop", Job: "stubborn", Process: "main"})
+	if err != nil || ps[0].State != "stopped" {
+		t.Fatalf("stop: %+v %v", ps, err)
+	}
+	h.rep.Expect(t, "signal TERM")
+	h.rep.Expect(t, "signal QUIT")
+	if ps[0].LastExit == nil || ps[0].LastExit.Signal != "SIGKILL" {
+		t.Fatalf("last exit %+v", ps[0].LastExit)
+	}
+	for _, pid := range []int{initPID, grand} {
+		if alive(pid) {
+			t.Fatalf("pid %d survived the stop", pid)
+		}
+	}
+	if _, err := os.Stat(pidPath); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("pid file left: %v", err)
+	}
+	// Stopping a stopped process succeeds; starting brings it back.
+	if _, err := h.c.Act(t.Context(), control.ActionRequest{Action: "stop", Job: "stubborn"}); err != nil {
+		t.Fatal(err)
+	}
+	if ps, err := h.c.Act(t.Context(), control.ActionRequest{Action: "start", Job: "stubborn"}); err != nil || ps[0].State != "running" {
+		t.Fatalf("start: %+v %v", ps, err)
+	}
+}
+
+func TestShutdownStopsEverythingInParallel(t *testing.T) {
+	h := newHarness(t)
+	h.writeJob("a", pr{"one", "serve", nil}, pr{"two", "serve", nil})
+	h.writeJob("b", pr{"b", "serve", []string{testproc.EnvIgnore + "=TERM"}})
+	h.start(supervise.Timing{StopTimeout: 50 * time.Millisecond, QuitTimeout: 50 * time.Millisecond})
+	var pids []int
+	for range 3 {
+		pids = append(pids, h.rep.Expect(t, "ready").PID)
+	}
+	if err := h.stop(); err != nil {
+		t.Fatalf("Run returned %v", err)
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Fatalf("pid %d left after shutdown", pid)
+		}
+	}
+	if _, err := os.Stat(h.layout.ControlSocket()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("control socket left: %v", err)
+	}
+}
+
+func TestSignalAndErrors(t *testing.T) {
+	h := newHarness(t)
+	h.writeJob("web", pr{"server", "serve", nil})
+	h.start(supervise.Timing{})
+	h.rep.Expect(t, "ready")
+	if err := h.c.Signal(t.Context(), control.SignalRequest{Job: "web", Process: "server", Signal: "usr1"}); err != nil {
+		t.Fatal(err)
+	}
+	h.rep.Expect(t, "signal USR1")
+	tests := []struct {
+		req  control.ActionRequest
+		kind error
+		msg  string
+	}{
+		{control.ActionRequest{Action: "start", Job: "nope"}, control.ErrNotFound, "no job nope is supervised"},
+		{control.ActionRequest{Action: "start", Job: "web", Process: "other"}, control.ErrNotFound, `process "other" not present in job configuration`},
+		{control.ActionRequest{Action: "start", Job: "../etc"}, control.ErrBadRequest, "job: name"},
+		{control.ActionRequest{Action: "explode", Job: "web"}, control.ErrBadRequest, `unknown action "explode"`},
+	}
+	for _, tt := range tests {
+		_, err := h.c.Act(t.Context(), tt.req)
+		if !errors.Is(err, tt.kind) || !strings.HasPrefix(err.Error(), tt.msg) {
+			t.Errorf("%+v: got %v, want %v %q", tt.req, err, tt.kind, tt.msg)
+		}
+	}
+	err := h.c.Signal(t.Context(), control.SignalRequest{Job: "web", Process: "server", Signal: "SIGNOPE"})
+	if !errors.Is(err, control.ErrBadRequest) {
+		t.Fatalf("bad signal: %v", err)
+	}
+}
+
+func TestParseSignal(t *testing.T) {
+	for in, want := range map[string]syscall.Signal{"HUP": syscall.SIGHUP, "sigusr2": syscall.SIGUSR2, "15": syscall.SIGTERM, "SIGQUIT": syscall.SIGQUIT} {
+		if got, err := ParseSignal(in); err != nil || got != want {
+			t.Errorf("%q: %v %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"", "0", "99", "FOO"} {
+		if _, err := ParseSignal(in); err == nil {
+			t.Errorf("%q accepted", in)
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/supervise"
+)
+
+var _ control.Manager = (*Daemon)(nil)
+
+// Status implements control.Manager from snapshots: it never waits on a
+// supervisor.
+func (d *Daemon) Status(context.Context) (control.Status, error) {
+	cur := d.cur.Load()
+	st := control.Status{
+		Daemon: control.DaemonInfo{
+			PID: os.Getpid(), Version: d.cfg.Version, Root: d.cfg.Layout.Root(),
+			Backend: "native", Started: d.started,
+		},
+		Processes: []control.ProcessStatus{},
+		Problems:  cur.problems,
+	}
+	if d.tree != nil {
+		for _, s := range d.tree.List() {
+			st.Processes = append(st.Processes, processStatus(s.Status()))
+		}
+	}
+	return st, nil
+}
+
+// Act implements control.Manager. It sends the verb to every targeted
+// process at once and then waits for all of them to settle.
+func (d *Daemon) Act(ctx context.Context, req control.ActionRequest) ([]control.ProcessStatus, error) {
+	verbs := map[string]supervise.Verb{
+		control.ActionStart: supervise.VerbStart, control.ActionStop: supervise.VerbStop,
+		control.ActionRestart: supervise.VerbRestart,
+	}
+	verb, ok := verbs[req.Action]
+	if !ok {
+		return nil, control.Errorf(control.ErrBadRequest, "unknown action %q", req.Action)
+	}
+	sups, err := d.targets(req.Job, req.Process)
+	if err != nil {
+		return nil, err
+	}
+	replies := make([]<-chan supervise.Status, len(sups))
+	d.mu.RLock()
+	if d.closing {
+		d.mu.RUnlock()
+		return nil, control.Errorf(control.ErrFailed, "the daemon is shutting down")
+	}
+	for i, s := range sups {
+		if replies[i], err = s.Send(ctx, verb); err != nil {
+			break
+		}
+	}
+	d.mu.RUnlock()
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", req.Action, req.Job, err)
+	}
+	out := make([]control.ProcessStatus, len(sups))
+	var failed []string
+	for i, s := range sups {
+		var st supervise.Status
+		select {
+		case st = <-replies[i]:
+		case <-s.Done():
+			st = s.Status()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		out[i] = processStatus(st)
+		if why := unsettled(verb, st); why != "" {
+			failed = append(failed, st.ID.String()+" "+why)
+		}
+	}
+	if len(failed) > 0 {
+		return out, control.Errorf(control.ErrFailed, "%s", strings.Join(failed, "; "))
+	}
+	return out, nil
+}
+
+// unsettled says why st is not what verb asked for, or "" when it is.
+func unsettled(verb supervise.Verb, st supervise.Status) string {
+	if verb == supervise.VerbStop {
+		if st.State == supervise.Stopped {
+			return ""
+		}
+		return "is " + st.State.String()
+	}
+	if st.State == supervise.Running {
+		return ""
+	}
+	why := "is " + st.State.String()
+	if st.LastExit != nil {
+		why = "did not start: " + st.LastExit.String() + " (now " + st.State.String() + ")"
+	}
+	return why
+}
+
+// Signal implements control.Manager.
+func (d *Daemon) Signal(ctx context.Context, req control.SignalRequest) error {
+	sig, err := ParseSignal(req.Signal)
+	if err != nil {
+		return control.Errorf(control.ErrBadRequest, "%v", err)
+	}
+	if req.Process == "" {
+		return control.Errorf(control.ErrBadRequest, "signal needs a process")
+	}
+	sups, err := d.targets(req.Job, req.Process)
+	if err != nil {
+		return err
+	}
+	if err := sups[0].Signal(ctx, sig); err != nil {
+		return control.Errorf(control.ErrFailed, "signal %s: %v", sups[0].ID(), err)
+	}
+	return nil
+}
+
+// ParseSignal reads a signal name with or without "SIG" ("HUP", "SIGHUP",
+// "hup") or a number.
+func ParseSignal(s string) (syscall.Signal, error) {
+	if n, err := strconv.Atoi(s); err == nil && n > 0 && n < 65 {
+		return syscall.Signal(n), nil
+	}
+	name := strings.ToUpper(s)
+	if !strings.HasPrefix(name, "SIG") {
+		name = "SIG" + name
+	}
+	if sig := unix.SignalNum(name); sig != 0 {
+		return sig, nil
+	}
+	return 0, fmt.Errorf("unknown signal %q", s)
+}
+
+// targets finds the supervisors that a job and optional process name.
+func (d *Daemon) targets(jobName, procName string) ([]*supervise.Supervisor, error) {
+	if err := boshpath.CheckName(jobName); err != nil {
+		return nil, control.Errorf(control.ErrBadRequest, "job: %v", err)
+	}
+	if procName != "" {
+		if err := boshpath.CheckName(procName); err != nil {
+			return nil, control.Errorf(control.ErrBadRequest, "process: %v", err)
+		}
+	}
+	var out []*supervise.Supervisor
+	if d.tree != nil {
+		for _, s := range d.tree.List() {
+			if id := s.ID(); id.Job == jobName && (procName == "" || id.Process == procName) {
+				out = append(out, s)
+			}
+		}
+	}
+	if len(out) > 0 {
+		return out, nil
+	}
+	cur := d.cur.Load()
+	if i := slices.IndexFunc(cur.problems, func(p control.Problem) bool {
+		return p.Job == jobName && p.Severity == "error"
+	}); i >= 0 {
+		return nil, control.Errorf(control.ErrNotFound, "job %s has configuration errors (%s)", jobName, cur.problems[i].File)
+	}
+	j, ok := cur.jobs[jobName]
+	switch {
+	case !ok:
+		return nil, control.Errorf(control.ErrNotFound, "no job %s is supervised (looked for %s)", jobName, d.cfg.Layout.BPMConfig(jobName))
+	case j.Errand:
+		return nil, control.Errorf(control.ErrNotFound, "job %s is an errand: run it with bpm run", jobName)
+	}
+	return nil, control.Errorf(control.ErrNotFound, "process %q not present in job configuration (%s)", procName, j.ConfigPath)
+}

@@ -1,0 +1,175 @@
+package daemon
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/job"
+	"github.com/vigil-bosh/vigil/proc"
+	"github.com/vigil-bosh/vigil/supervise"
+)
+
+// Reload implements control.Manager. It reads every job again and brings
+// the running set in line: processes of new jobs start, processes that are
+// gone stop, changed ones restart, and unchanged ones are not touched. A job
+// whose configuration became invalid keeps running as it was, and says so
+// in the problems. Reload returns once every start and stop has settled.
+func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
+	// Once begun, a reload finishes even if its caller goes away: an
+	// abandoned stop would leave a process running unsupervised.
+	ctx = context.WithoutCancel(ctx)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closing {
+		return control.ReloadResult{}, control.Errorf(control.ErrFailed, "the daemon is shutting down")
+	}
+	jobs, warns, errs := job.LoadAll(d.cfg.Layout, d.cfg.Jobs)
+	old := d.cur.Load()
+	next := &loaded{jobs: map[string]*job.Job{}, runners: map[supervise.ID]*proc.Runner{},
+		problems: problems(errs, warns)}
+	for _, j := range jobs {
+		next.jobs[j.Name] = j
+	}
+	for _, err := range errs {
+		var le *job.LoadError
+		if errors.As(err, &le) && old.jobs[le.Job] != nil {
+			next.jobs[le.Job] = old.jobs[le.Job] // keep what runs
+			next.problems = append(next.problems, control.Problem{Severity: "error", Job: le.Job,
+				Message: "the new configuration is invalid: the job keeps running with its previous one"})
+		}
+		d.log.Error("configuration", "error", err)
+	}
+	for _, w := range warns {
+		d.log.Warn("configuration", "warning", w.String())
+	}
+
+	want := wanted(next.jobs)
+	var res control.ReloadResult
+	var stop, start []supervise.ID
+	for _, s := range d.tree.List() {
+		id := s.ID()
+		p, ok := want[id]
+		switch {
+		case !ok:
+			stop = append(stop, id)
+			res.Stopped = append(res.Stopped, id.String())
+		case !p.Equal(processOf(old, id)):
+			stop, start = append(stop, id), append(start, id)
+			res.Restarted = append(res.Restarted, id.String())
+		default:
+			next.runners[id] = old.runners[id]
+			res.Unchanged = append(res.Unchanged, id.String())
+		}
+	}
+	for _, id := range slices.SortedFunc(maps.Keys(want), compareIDs) {
+		if _, ok := d.tree.Get(id); !ok {
+			start = append(start, id)
+			res.Started = append(res.Started, id.String())
+		}
+	}
+	err := d.removeAll(ctx, stop)
+	for _, id := range start {
+		if _, ok := d.tree.Get(id); ok {
+			continue // its stop failed: it keeps running as it was
+		}
+		r := proc.NewRunner(want[id], proc.Options{Layout: d.cfg.Layout, Init: d.cfg.Init,
+			InitEnv: d.cfg.InitEnv, HookTimeout: d.cfg.HookTimeout})
+		next.runners[id] = r
+		if _, aerr := d.tree.Add(d.supervisorConfig(id, want[id], r)); aerr != nil {
+			err = errors.Join(err, aerr)
+		}
+	}
+	res.Problems = next.problems
+	d.cur.Store(next)
+	d.changes.notify()
+	return res, errors.Join(err, d.startAll(ctx, start))
+}
+
+// wanted lists every process that should run: all processes of every job
+// that is not an errand.
+func wanted(jobs map[string]*job.Job) map[supervise.ID]job.Process {
+	out := map[supervise.ID]job.Process{}
+	for _, j := range jobs {
+		if j.Errand {
+			continue
+		}
+		for _, p := range j.Processes {
+			out[supervise.ID{Job: j.Name, Process: p.Name}] = p
+		}
+	}
+	return out
+}
+
+func processOf(l *loaded, id supervise.ID) job.Process {
+	if j := l.jobs[id.Job]; j != nil {
+		if p, ok := j.Process(id.Process); ok {
+			return p
+		}
+	}
+	return job.Process{}
+}
+
+func compareIDs(a, b supervise.ID) int {
+	return cmp.Or(cmp.Compare(a.Job, b.Job), cmp.Compare(a.Process, b.Process))
+}
+
+// removeAll stops and removes the supervisors of ids in parallel.
+func (d *Daemon) removeAll(ctx context.Context, ids []supervise.ID) error {
+	errs := make([]error, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() { errs[i] = d.tree.Remove(ctx, id) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// startAll starts ids and waits for each to settle. A process that does not
+// come up is reported in its status, not as an error of the reload.
+func (d *Daemon) startAll(ctx context.Context, ids []supervise.ID) error {
+	var replies []<-chan supervise.Status
+	for _, id := range ids {
+		if s, ok := d.tree.Get(id); ok {
+			r, err := s.Send(ctx, supervise.VerbStart)
+			if err != nil {
+				return fmt.Errorf("start %s: %w", id, err)
+			}
+			replies = append(replies, r)
+		}
+	}
+	for _, r := range replies {
+		select {
+		case <-r:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+func (d *Daemon) supervisorConfig(id supervise.ID, p job.Process, r *proc.Runner) supervise.Config {
+	t := d.cfg.Timing
+	t.StopSignal = p.ShutdownSignal
+	return supervise.Config{ID: id, Timing: t, Runner: r, OnChange: d.onChange}
+}
+
+// onChange runs on a supervisor's goroutine after each change: it logs
+// state changes and wakes the watchers. It never blocks on them.
+func (d *Daemon) onChange(st supervise.Status) {
+	args := []any{"process", st.ID.String(), "state", st.State.String()}
+	if st.PID != 0 {
+		args = append(args, "pid", st.PID)
+	}
+	if st.LastExit != nil && (st.State == supervise.Backoff || st.State == supervise.Failed ||
+		st.State == supervise.Starting || st.State == supervise.Stopped) {
+		args = append(args, "last_exit", st.LastExit.String())
+	}
+	d.log.Info("state", args...)
+	d.changes.notify()
+}

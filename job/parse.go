@@ -1,0 +1,92 @@
+package job
+
+import (
+	"cmp"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/vigil-bosh/vigil/boshpath"
+)
+
+// Parse parses and validates bpm.yml content for job name; path is only used
+// in messages. It touches no file: see Load for the executable check. It
+// returns the job, warnings (never fatal) and, when the content is invalid, a
+// nil job and an ErrorList holding every problem found, ordered by line.
+func Parse(l boshpath.Layout, name, path string, data []byte) (*Job, []Warning, error) {
+	j, warns, errs := parse(l, name, path, data)
+	if len(errs) > 0 {
+		return nil, warns, errs
+	}
+	return j, warns, nil
+}
+
+// parse is Parse that also returns the partly decoded job when there are
+// errors, so that Load can check the executables that are there.
+func parse(l boshpath.Layout, name, path string, data []byte) (*Job, []Warning, ErrorList) {
+	c := newCollector(path, map[string]int{})
+	j := &Job{Name: name, ConfigPath: l.BPMConfig(name)}
+	if err := boshpath.CheckName(name); err != nil {
+		c.fail(0, "", err, "invalid job name: %v", err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		line, msg := syntaxError(err)
+		c.fail(line, "", err, "%s", msg)
+		return j, c.warns, c.errs
+	}
+	if len(doc.Content) > 0 {
+		decodeMap(c, doc.Content[0], "", jobKeys, j)
+	}
+	for i := range j.Processes {
+		setDefaults(l, name, &j.Processes[i])
+	}
+	if len(j.Processes) == 0 {
+		c.warn(lineOf(c.lines, "processes"), "processes", "no processes: nothing to run")
+	}
+	checkJob(c, l, j)
+	sortByLine(c.errs)
+	slices.SortStableFunc(c.warns, func(a, b Warning) int { return cmp.Compare(a.Line, b.Line) })
+	return j, c.warns, c.errs
+}
+
+// sortByLine orders errs by line, keeping the order of errors on one line.
+func sortByLine(errs ErrorList) {
+	slices.SortStableFunc(errs, func(a, b *ConfigError) int { return cmp.Compare(a.Line, b.Line) })
+}
+
+// setDefaults fills in what bpm fills in: the job, the working directory and
+// the shutdown signal; and the executable's path when no PATH lookup is needed.
+func setDefaults(l boshpath.Layout, job string, p *Process) {
+	p.Job = job
+	if p.Workdir == "" {
+		p.Workdir = l.JobDir(job)
+	}
+	if p.ShutdownSignal == 0 {
+		p.ShutdownSignal = syscall.SIGTERM
+	}
+	switch {
+	case filepath.IsAbs(p.Executable):
+		p.ResolvedExecutable = p.Executable
+	case strings.Contains(p.Executable, "/"):
+		p.ResolvedExecutable = filepath.Join(p.Workdir, p.Executable)
+	}
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// syntaxError splits a yaml.v3 error into its line (0 if it has none) and
+// the rest of its text.
+func syntaxError(err error) (int, string) {
+	msg := err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return line, msg[len(m[0]):]
+	}
+	return 0, strings.TrimPrefix(msg, "yaml: ")
+}
