@@ -189,6 +189,8 @@ func TestStopLadder(t *testing.T) {
 	h.writeJob("stubborn", pr{"main", "grandchild", []string{testproc.EnvIgnore + "=TERM,QUIT"}})
 	h.start(supervise.Timing{StopTimeout: 50 * time.Millisecond, QuitTimeout: 50 * time.Millisecond})
 	grand := h.rep.Expect(t, "grandchild").Fields()[0]
+	h.rep.Expect(t, "ready") // both have their handlers installed
+	h.rep.Expect(t, "ready")
 	pidPath := h.layout.PidFile("stubborn", "main")
 	initPID, err := pidfile.Read(pidPath)
 	if err != nil {
