@@ -174,6 +174,43 @@ func TestKillTakesTheWholeTree(t *testing.T) {
 	}
 }
 
+// TestInitKilledOutright: kill -9 of the pid-file pid must not leave the
+// executable or its group running unsupervised.
+func TestInitKilledOutright(t *testing.T) {
+	f := newFixture(t)
+	_, pr := f.start(f.process("victim", "grandchild"))
+	grand := f.rep.Expect(t, "grandchild").Fields()[0]
+	f.rep.Expect(t, "ready")
+	f.rep.Expect(t, "ready")
+	next(t, pr)
+	exe := pr.(*Process).execPIDValue()
+	unix.Kill(pr.PID(), unix.SIGKILL)
+	if ev := next(t, pr); ev.Exit.Signal != syscall.SIGKILL {
+		t.Fatalf("exit %+v", ev.Exit)
+	}
+	for _, pid := range []int{exe, grand} {
+		if err := waitGone(pid); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// waitGone waits for a process that is not our child to disappear, using a
+// pidfd (readable once it exits) rather than polling.
+func waitGone(pid int) error {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return nil // already gone
+	}
+	defer unix.Close(fd)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, int(testproc.Guard/time.Millisecond))
+	if n == 1 {
+		return nil
+	}
+	return fmt.Errorf("pid %d still runs: %v", pid, err)
+}
+
 func TestOrphansDieWithTheExecutable(t *testing.T) {
 	f := newFixture(t)
 	_, pr := f.start(f.process("parent", "grandchild"))

@@ -116,6 +116,13 @@ func (p *Process) watch() {
 		}
 	}
 	_ = p.cmd.Wait()
+	if last.Event == "" {
+		// The init died without a word (kill -9, OOM): the executable got
+		// SIGKILL from the kernel; take whatever is left in its group.
+		if pid := int(p.execPID.Load()); pid > 0 {
+			_ = unix.Kill(-pid, unix.SIGKILL)
+		}
+	}
 	close(p.exited)
 	p.ctrl.Close()
 	_ = pidfile.Remove(p.pidPath)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -18,6 +19,10 @@ import (
 // killed it, or one of the Exit* codes when it never ran. It is meant to be
 // the whole life of the process: call it from main and exit with its result.
 func Main() int {
+	// Children get SIGKILL when the thread that forked them ends (see
+	// spawn). Pinning the main goroutine keeps that thread alive exactly as
+	// long as the init.
+	runtime.LockOSThread()
 	ctrl := os.NewFile(ControlFD, "control")
 	if ctrl == nil {
 		fmt.Fprintln(os.Stderr, "vigil init: no control socket on fd 3")
@@ -164,7 +169,9 @@ func (it *initProc) spawn(path string, argv []string, dir string) (int, error) {
 		Dir:   dir,
 		Env:   it.launch.Env,
 		Files: []uintptr{devnull.Fd(), it.out.writer.Fd(), it.errw.writer.Fd()},
-		Sys:   &syscall.SysProcAttr{Setpgid: true},
+		// Should the init itself be killed outright, the executable dies
+		// with it instead of running on unsupervised.
+		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	})
 }
 

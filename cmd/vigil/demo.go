@@ -1,3 +1,61 @@
 package main
 
-func runDemo(args []string) error { return usageError("demo: not built yet") }
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/vigil-bosh/vigil/daemon"
+	"github.com/vigil-bosh/vigil/demo"
+)
+
+func runDemo(args []string) error {
+	c := newCommand("demo")
+	keep := c.fs.Bool("keep", false, "keep the demo root afterwards")
+	web := c.fs.String("web", "", "the examples/web binary (default: \"web\" next to vigil)")
+	pos, err := c.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("demo takes no arguments")
+	}
+	if *web == "" {
+		if self, err := os.Executable(); err == nil {
+			*web = filepath.Join(filepath.Dir(self), "web")
+		}
+	}
+	dir, err := os.MkdirTemp("", "vigil-demo-")
+	if err != nil {
+		return err
+	}
+	if !*keep {
+		defer os.RemoveAll(dir)
+	}
+	root, err := demo.Setup(dir, *web)
+	if err != nil {
+		return err
+	}
+	if os.Getuid() != 0 {
+		root.Skipped = append(root.Skipped, "isolation (vcap user, namespaces, cgroups) needs root: processes run as you")
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	err = demo.Run(ctx, demo.Options{
+		Root: root, Out: os.Stdout, Clear: isTerminal(os.Stdout), Version: version,
+		Render: func(w io.Writer, d *daemon.Daemon) {
+			st, err := d.Status(context.Background())
+			if err != nil {
+				fmt.Fprintln(w, err)
+				return
+			}
+			writeStatus(w, st, isTerminal(os.Stdout))
+		},
+	})
+	if *keep {
+		fmt.Printf("demo root kept at %s\n", dir)
+	}
+	return err
+}

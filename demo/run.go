@@ -1,0 +1,88 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/vigil-bosh/vigil/daemon"
+)
+
+// Options configure Run.
+type Options struct {
+	Root    *Root
+	Out     io.Writer // where the status goes
+	Clear   bool      // redraw in place (a terminal)
+	Version string
+	// Render draws a status screen; the caller's table printer.
+	Render func(w io.Writer, d *daemon.Daemon)
+}
+
+// Run supervises the demo root until ctx is done, redrawing the status at
+// every change and once a second (for the uptimes), then stops every
+// process and returns.
+func Run(ctx context.Context, o Options) error {
+	l := o.Root.Layout
+	if err := os.MkdirAll(l.VigilLogDir(), 0o755); err != nil {
+		return err
+	}
+	logPath := filepath.Join(l.VigilLogDir(), "vigil.log")
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	d, err := daemon.New(daemon.Config{Layout: l, Version: o.Version,
+		Log: slog.New(slog.NewTextHandler(logf, nil))})
+	if err != nil {
+		return err
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(runCtx) }()
+	defer func() { stop(); <-done }()
+
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		changed := d.Changes()
+		draw(o, d, logPath)
+		select {
+		case <-changed:
+		case <-tick.C:
+		case err := <-done:
+			done <- err // for the deferred wait
+			return err
+		case <-ctx.Done():
+			fmt.Fprintln(o.Out, "\nstopping every process (each through its stop ladder)...")
+			stop()
+			err := <-done
+			done <- err
+			return err
+		}
+	}
+}
+
+func draw(o Options, d *daemon.Daemon, logPath string) {
+	if o.Clear {
+		fmt.Fprint(o.Out, "\x1b[H\x1b[2J")
+	}
+	l := o.Root.Layout
+	fmt.Fprintf(o.Out, "vigil demo: supervising the example jobs under %s\n\n", l.Root())
+	o.Render(o.Out, d)
+	fmt.Fprintln(o.Out)
+	for _, s := range o.Root.Skipped {
+		fmt.Fprintln(o.Out, "skipped:", s)
+	}
+	if len(o.Root.Skipped) == 0 {
+		fmt.Fprintf(o.Out, "web:        curl http://127.0.0.1:%d/\n", o.Root.WebPort)
+	}
+	fmt.Fprintf(o.Out, "try:        vigil status --root %s\n", l.Root())
+	fmt.Fprintf(o.Out, "            kill -9 $(pgrep -P $(cat %s))   # watch it come back\n", l.PidFile("worker", "worker"))
+	fmt.Fprintf(o.Out, "logs:       %s, %s\n", l.LogDir("worker"), logPath)
+	fmt.Fprintln(o.Out, "Ctrl-C stops every process and ends the demo.")
+}
