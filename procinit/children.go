@@ -69,3 +69,10 @@ func parentOf(pid int) (int, bool) {
 	ppid, err := strconv.Atoi(f[1])
 	return ppid, err == nil
 }
+
+// ChildrenOf lists the live children of pid, as the init sees its own.
+func ChildrenOf(pid int) []int { return childrenOf(pid) }
+
+// ParentOf returns the parent pid of pid from /proc, and whether it could
+// be read.
+func ParentOf(pid int) (int, bool) { return parentOf(pid) }

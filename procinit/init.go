@@ -23,12 +23,15 @@ func Main() int {
 	// spawn). Pinning the main goroutine keeps that thread alive exactly as
 	// long as the init.
 	runtime.LockOSThread()
-	ctrl := os.NewFile(ControlFD, "control")
-	if ctrl == nil {
+	// The executable must not inherit the control socket; and it is made
+	// non-blocking so that its reader waits in the runtime's poller rather
+	// than holding a thread of its own.
+	unix.CloseOnExec(ControlFD)
+	if err := unix.SetNonblock(ControlFD, true); err != nil {
 		fmt.Fprintln(os.Stderr, "vigil init: no control socket on fd 3")
 		return ExitBadLaunch
 	}
-	unix.CloseOnExec(ControlFD) // the executable must not inherit it
+	ctrl := os.NewFile(ControlFD, "control")
 	// Signals must be caught before anything is started so none is lost.
 	sigs := make(chan os.Signal, 64)
 	signal.Notify(sigs, forwarded()...)
@@ -51,19 +54,20 @@ func Main() int {
 	return it.run()
 }
 
-// forwarded lists the signals the init passes on to the executable: all
-// that can be caught, except SIGCHLD (the init's own business) and the
-// synchronous faults and terminal-stop signals tini leaves alone too.
+// forwarded lists the signals the init passes on to the executable: the
+// standard signals that can be caught, except SIGCHLD (the init's own
+// business) and the synchronous faults and terminal-stop signals tini leaves
+// alone too. Realtime signals are not forwarded: no BOSH job is known to use
+// them, and registering each costs the init about 90 µs of start-up.
 func forwarded() []os.Signal {
 	skip := map[syscall.Signal]bool{
 		unix.SIGKILL: true, unix.SIGSTOP: true, unix.SIGCHLD: true,
 		unix.SIGSEGV: true, unix.SIGBUS: true, unix.SIGFPE: true, unix.SIGILL: true,
 		unix.SIGTRAP: true, unix.SIGSYS: true, unix.SIGABRT: true,
 		unix.SIGTTIN: true, unix.SIGTTOU: true,
-		32: true, 33: true, // reserved by C libraries
 	}
 	var out []os.Signal
-	for s := syscall.Signal(1); s <= 64; s++ {
+	for s := syscall.Signal(1); s <= 31; s++ {
 		if !skip[s] {
 			out = append(out, s)
 		}
@@ -111,7 +115,15 @@ type initProc struct {
 // report sends r to the supervisor. A supervisor that went away is not an
 // error: the process keeps running without it.
 func (it *initProc) report(r Report) {
-	_ = unix.Sendto(int(it.ctrl.Fd()), encode(r), unix.MSG_NOSIGNAL, nil)
+	raw, err := it.ctrl.SyscallConn()
+	if err != nil {
+		return
+	}
+	msg := encode(r)
+	_ = raw.Write(func(fd uintptr) bool {
+		err := unix.Sendto(int(fd), msg, unix.MSG_NOSIGNAL, nil)
+		return !errors.Is(err, unix.EAGAIN) // wait for room only when full
+	})
 }
 
 func (it *initProc) fail(code int, format string, args ...any) int {
@@ -143,11 +155,15 @@ func (it *initProc) run() int {
 	it.child = pid
 	it.out.closeWriter()
 	it.errw.closeWriter()
+	if err := it.writePidFile(); err != nil {
+		return it.fail(ExitBadLaunch, "%v", err)
+	}
 	it.report(Report{Event: EventRunning, PID: pid})
 	for !it.done {
 		it.step(nil)
 	}
 	it.killAll() // bpm's PID namespace would take the rest down with it
+	it.removePidFile()
 	dropped := it.finishOutput()
 	code, sig := exitOf(it.status)
 	it.report(Report{Event: EventExit, Code: code, Signal: sig, Dropped: dropped})

@@ -30,6 +30,10 @@ type Launch struct {
 	Stderr      string        `json:"stderr"`       // log path that fd 2 was opened from
 	PreStart    string        `json:"pre_start"`    // hook run before the executable, if set
 	HookTimeout time.Duration `json:"hook_timeout"` // zero means no limit
+	// PidFile, if set, is written by the init itself with its own pid once
+	// the executable runs, and removed once everything has ended. A detached
+	// init (no supervisor holds its socket) keeps bpm's pid file this way.
+	PidFile string `json:"pid_file,omitempty"`
 }
 
 // Command is a request from the supervisor after the launch.
