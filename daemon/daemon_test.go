@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 }
 
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	layout boshpath.Layout
 	rep    *testproc.Listener
 	d      *Daemon
@@ -35,7 +35,7 @@ type harness struct {
 	cancel context.CancelFunc
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	dir, err := os.MkdirTemp("", "vd") // short: the socket path must fit
 	if err != nil {
 		t.Fatal(err)

@@ -130,4 +130,3 @@ func TestInvalidJobDoesNotStopOthers(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-

@@ -22,7 +22,7 @@ import (
 // Root is a rendered demo root.
 type Root struct {
 	Layout  boshpath.Layout
-	WebPort int    // the loopback port the web job listens on
+	WebPort int      // the loopback port the web job listens on
 	Skipped []string // one line per thing left out, with the reason
 }
 
