@@ -47,6 +47,31 @@ type peerKey struct{}
 // accepting, gives requests in flight up to grace to finish, closes ln and
 // returns. Only root and the daemon's own user may connect (SO_PEERCRED).
 func Serve(ctx context.Context, ln net.Listener, m Manager, grace time.Duration) error {
+	srv := &http.Server{
+		Handler:           checkPeer(newMux(m)),
+		ReadHeaderTimeout: 10 * time.Second,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, peerKey{}, peerOf(c))
+		},
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("control server: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	<-errc
+	return nil
+}
+
+// newMux routes the API's requests to m.
+func newMux(m Manager) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) {
 		st, err := m.Status(r.Context())
@@ -70,27 +95,7 @@ func Serve(ctx context.Context, ln net.Listener, m Manager, grace time.Duration)
 		res, err := m.Reload(r.Context())
 		reply(w, res, err)
 	})
-	srv := &http.Server{
-		Handler:           checkPeer(mux),
-		ReadHeaderTimeout: 10 * time.Second,
-		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			return context.WithValue(ctx, peerKey{}, peerOf(c))
-		},
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("control server: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), grace)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		srv.Close()
-	}
-	<-errc
-	return nil
+	return mux
 }
 
 // peer is the credentials of a connection's other end; ok is false when
