@@ -127,6 +127,53 @@ func TestInitContract(t *testing.T) {
 	}
 }
 
+// TestPooledInit runs a process through a spare init: it must behave as a
+// fresh one (logs, pid file, signals) and be found by its pid file.
+func TestPooledInit(t *testing.T) {
+	f := newFixture(t)
+	self, _ := os.Executable()
+	pool := NewPool(self, []string{"GORACE=" + testproc.NoRaceExitDelay}, 1)
+	t.Cleanup(pool.Close)
+	for i := range 2 {
+		s := <-pool.spares // wait until a spare is ready, and put it back
+		pool.spares <- s
+		_, pr := f.start(f.process("pooled", "serve"), func(o *Options) { o.Pool = pool })
+		if cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pr.PID())); strings.Count(string(cmdline), "\x00") != 2 {
+			t.Fatalf("start %d did not use the spare: %q", i, cmdline)
+		}
+		ready := f.rep.Expect(t, "ready")
+		next(t, pr)
+		if ppid := ready.Fields()[1]; ppid != pr.PID() {
+			t.Fatalf("start %d: executable's parent %d, init %d", i, ppid, pr.PID())
+		}
+		it, err := FindInit(f.layout, "job", "pooled")
+		if err != nil {
+			t.Fatalf("start %d: pooled init not recognised: %v", i, err)
+		}
+		it.Close()
+		unix.Kill(ready.PID, unix.SIGUSR2)
+		f.rep.Expect(t, "printed")
+		unix.Kill(ready.PID, unix.SIGTERM)
+		next(t, pr)
+	}
+	out, _ := os.ReadFile(f.layout.StdoutLog("job", "pooled"))
+	if strings.Count(string(out), "stdout after USR2\n") != 2 {
+		t.Fatalf("stdout log %q", out)
+	}
+}
+
+func TestSymlinkedLogRefused(t *testing.T) {
+	f := newFixture(t)
+	p := f.process("planted", "serve")
+	os.MkdirAll(f.layout.LogDir("job"), 0o750)
+	os.Symlink("/etc/passwd", f.layout.StdoutLog("job", "planted"))
+	_, pr := f.start(p)
+	ev := next(t, pr)
+	if ev.Running || !strings.HasPrefix(ev.Exit.Err, "refusing to open symlink at "+f.layout.StdoutLog("job", "planted")) {
+		t.Fatalf("got %+v", ev)
+	}
+}
+
 func TestExitCodePassesThrough(t *testing.T) {
 	f := newFixture(t)
 	_, pr := f.start(f.process("crash", "exit", testproc.EnvCode+"=3"))
@@ -135,6 +182,7 @@ func TestExitCodePassesThrough(t *testing.T) {
 	if ev.Exit.Code != 3 || ev.Exit.Signal != 0 || ev.Exit.Err != "" {
 		t.Fatalf("exit %+v", ev.Exit)
 	}
+	<-ev.Reaped
 	if code := pr.(*Process).cmd.ProcessState.ExitCode(); code != 3 {
 		t.Fatalf("init exited %d, want the executable's 3", code)
 	}
@@ -167,6 +215,7 @@ func TestKillTakesTheWholeTree(t *testing.T) {
 	if ev.Exit.Signal != syscall.SIGKILL {
 		t.Fatalf("exit %+v", ev.Exit)
 	}
+	<-ev.Reaped
 	for _, pid := range []int{exe.PID, grand, pr.PID()} {
 		if alive(pid) {
 			t.Fatalf("pid %d survived the kill", pid)

@@ -82,10 +82,12 @@ func (p *Process) send(v any) error {
 	return err
 }
 
-// watch reads the init's reports until it closes the socket, reaps it, and
-// delivers the events. The pid file exists exactly while the executable runs
-// as far as the supervisor knows: written before Running is delivered,
-// removed before Exited is.
+// watch reads the init's reports until it closes the socket, and reaps
+// it. The init writes the pid file before it reports running and removes it
+// before it reports the exit, once nothing of the process is left; the exit
+// is delivered at that report, without waiting for the init itself to end.
+// An init that dies without a report (killed outright) is cleaned up after
+// here: its executable's group is killed and its pid file removed.
 func (p *Process) watch() {
 	defer close(p.events)
 	var last procinit.Report
@@ -98,11 +100,6 @@ func (p *Process) watch() {
 		switch r.Event {
 		case procinit.EventRunning:
 			p.execPID.Store(int64(r.PID))
-			if err := pidfile.Write(p.pidPath, p.PID()); err != nil {
-				_ = p.Kill() // a process nobody can find is worse than none
-				last = procinit.Report{Event: procinit.EventFailed, Error: err.Error()}
-				continue
-			}
 			p.events <- supervise.ProcessEvent{Running: true, ExecPID: r.PID}
 		case procinit.EventReopen:
 			select {
@@ -110,22 +107,26 @@ func (p *Process) watch() {
 			default:
 			}
 		case procinit.EventExit, procinit.EventFailed:
-			if last.Event != procinit.EventFailed {
+			if last.Event == "" {
 				last = r
+				p.events <- supervise.ProcessEvent{Exit: exitFrom(r, nil), Reaped: p.exited}
 			}
 		}
 	}
 	_ = p.cmd.Wait()
-	if last.Event == "" {
-		// The init died without a word (kill -9, OOM): the executable got
-		// SIGKILL from the kernel; take whatever is left in its group.
-		if pid := int(p.execPID.Load()); pid > 0 {
-			_ = unix.Kill(-pid, unix.SIGKILL)
-		}
-	}
 	close(p.exited)
 	p.ctrl.Close()
-	_ = pidfile.Remove(p.pidPath)
+	if last.Event != "" {
+		return
+	}
+	if pid := int(p.execPID.Load()); pid > 0 {
+		_ = unix.Kill(-pid, unix.SIGKILL) // the kernel killed the executable; take its group
+	}
+	if p.pidPath != "" {
+		if pid, err := pidfile.Read(p.pidPath); err == nil && pid == p.PID() {
+			_ = pidfile.Remove(p.pidPath)
+		}
+	}
 	p.events <- supervise.ProcessEvent{Exit: exitFrom(last, p.cmd.ProcessState)}
 }
 

@@ -9,9 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -33,6 +31,9 @@ type Options struct {
 	InitEnv []string
 	// HookTimeout bounds hooks.pre_start; zero means DefaultHookTimeout.
 	HookTimeout time.Duration
+	// Pool, if set, supplies spare inits so that a start does not wait for
+	// one to start up. Nil starts a fresh init every time.
+	Pool *Pool
 }
 
 // DefaultHookTimeout bounds a pre_start hook. bpm has none of its own; monit's
@@ -54,65 +55,48 @@ func NewRunner(p job.Process, opts Options) *Runner {
 	return &Runner{opts: opts, p: p}
 }
 
-// Start prepares the directories and log files, spawns the init and sends
-// it the launch. It returns once the init runs; the executable's start is
-// reported through the Process's events.
+// Start prepares the directories, takes a spare init from the pool (or
+// starts a fresh one) and sends it the launch; the init opens the log
+// files. It returns once the init runs; the executable's start is reported
+// through the Process's events.
 func (r *Runner) Start(context.Context) (supervise.Process, error) {
 	l, p := r.opts.Layout, r.p
 	if err := prepare(l, p); err != nil {
 		return nil, err
 	}
-	stdout, err := openLog(l.StdoutLog(p.Job, p.Name))
+	launch := r.launch()
+	if s := r.opts.Pool.take(); s != nil {
+		pr := newProcess(s.cmd, s.ctrl, l.PidFile(p.Job, p.Name))
+		if pr.send(launch) == nil {
+			r.current.Store(pr)
+			go pr.watch()
+			return pr, nil
+		}
+		s.discard() // a spare that died waiting: start a fresh one
+	}
+	s, err := startInit(r.opts.Init, r.opts.InitEnv, launch.Label, nil, nil)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("start %s: %w", launch.Label, err)
 	}
-	defer stdout.Close()
-	stderr, err := openLog(l.StderrLog(p.Job, p.Name))
-	if err != nil {
-		return nil, err
-	}
-	defer stderr.Close()
-
-	// Our end is non-blocking so that its reader waits in the poller, not
-	// in a thread of its own; the init's end blocks.
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
-	if err == nil {
-		err = unix.SetNonblock(fds[1], false)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("start %s/%s: control socket: %w", p.Job, p.Name, err)
-	}
-	ours, theirs := os.NewFile(uintptr(fds[0]), "control"), os.NewFile(uintptr(fds[1]), "control")
-	defer theirs.Close()
-
-	label := p.Job + "/" + p.Name
-	cmd := &exec.Cmd{
-		Path:        r.opts.Init,
-		Args:        []string{r.opts.Init, "init", label},
-		Env:         append([]string{"GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1", "GOGC=50"}, r.opts.InitEnv...),
-		Dir:         "/",
-		Stdout:      stdout,
-		Stderr:      stderr,
-		ExtraFiles:  []*os.File{theirs},
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
-	}
-	if err := cmd.Start(); err != nil {
-		ours.Close()
-		return nil, fmt.Errorf("start %s: init: %w", label, err)
-	}
-	launch := procinit.Launch{
-		Label: label, Path: p.ResolvedExecutable, Args: append([]string{p.Executable}, p.Args...),
-		Env: p.Environ(l), Dir: p.Workdir,
-		Stdout: l.StdoutLog(p.Job, p.Name), Stderr: l.StderrLog(p.Job, p.Name),
-		PreStart: p.Hooks.PreStart, HookTimeout: r.opts.HookTimeout,
-	}
-	pr := newProcess(cmd, ours, l.PidFile(p.Job, p.Name))
+	pr := newProcess(s.cmd, s.ctrl, l.PidFile(p.Job, p.Name))
 	if err := pr.send(launch); err != nil {
-		_ = cmd.Process.Kill() // the init cannot run without its launch
+		_ = s.cmd.Process.Kill() // the init cannot run without its launch
 	}
 	r.current.Store(pr)
 	go pr.watch()
 	return pr, nil
+}
+
+// launch describes the process to its init.
+func (r *Runner) launch() procinit.Launch {
+	l, p := r.opts.Layout, r.p
+	return procinit.Launch{
+		Label: p.Job + "/" + p.Name, Path: p.ResolvedExecutable, Args: append([]string{p.Executable}, p.Args...),
+		Env: p.Environ(l), Dir: p.Workdir,
+		Stdout: l.StdoutLog(p.Job, p.Name), Stderr: l.StderrLog(p.Job, p.Name),
+		PreStart: p.Hooks.PreStart, HookTimeout: r.opts.HookTimeout,
+		PidFile: l.PidFile(p.Job, p.Name),
+	}
 }
 
 // Reopen asks the latest instance, if it runs, to reopen its log files,

@@ -136,6 +136,11 @@ func (it *initProc) fail(code int, format string, args ...any) int {
 }
 
 func (it *initProc) run() int {
+	for fd, path := range map[int]string{1: it.launch.Stdout, 2: it.launch.Stderr} {
+		if err := redirect(fd, path); err != nil {
+			return it.fail(ExitBadLaunch, "%v", err)
+		}
+	}
 	var err error
 	if it.out, err = newCopier(os.Stdout, it.launch.Stdout); err != nil {
 		return it.fail(ExitBadLaunch, "stdout pipe: %v", err)
@@ -171,6 +176,28 @@ func (it *initProc) run() int {
 		return 128 + sig
 	}
 	return code
+}
+
+// redirect points fd at the log file path (appending, created 0600), so
+// that an init started before its process was known writes where the
+// process's output belongs. It refuses a symlink planted in the file's place.
+// An empty path leaves fd as it is.
+func redirect(fd int, path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+	if errors.Is(err, unix.ELOOP) {
+		return fmt.Errorf("refusing to open symlink at %s: %w", path, err)
+	}
+	if err != nil {
+		return fmt.Errorf("open log: %w", err)
+	}
+	defer f.Close()
+	if err := unix.Dup3(int(f.Fd()), fd, 0); err != nil {
+		return fmt.Errorf("open log %s: %w", path, err)
+	}
+	return nil
 }
 
 // spawn starts path in its own process group with the launch environment
@@ -261,25 +288,33 @@ func exitOf(ws unix.WaitStatus) (code, sig int) {
 
 // killAll kills the executable's process group and then every process left
 // below the init, reaping each, until the init has no children. Orphans are
-// re-parented to the init (it is a subreaper), so nothing escapes.
+// re-parented to the init (it is a subreaper), so nothing escapes. When
+// nothing is left, which is the usual case, it returns without scanning.
 func (it *initProc) killAll() {
 	if it.child > 0 && !it.done {
 		_ = unix.Kill(-it.child, unix.SIGKILL)
 		_ = unix.Kill(it.child, unix.SIGKILL)
 	}
+	flags := unix.WNOHANG
 	for {
-		for _, pid := range childrenOf(os.Getpid()) {
-			_ = unix.Kill(pid, unix.SIGKILL)
-		}
 		var ws unix.WaitStatus
-		pid, err := unix.Wait4(-1, &ws, 0, nil)
-		if errors.Is(err, unix.EINTR) {
+		pid, err := unix.Wait4(-1, &ws, flags, nil)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return // ECHILD: nothing left
+		case pid > 0:
+			it.note(pid, ws)
+			flags = unix.WNOHANG
 			continue
 		}
-		if err != nil || pid <= 0 {
-			return // ECHILD: nothing left
+		// Children remain and none has ended yet: kill them all, then block
+		// until one is reaped (its own children come to the init meanwhile).
+		for _, c := range childrenOf(os.Getpid()) {
+			_ = unix.Kill(c, unix.SIGKILL)
 		}
-		it.note(pid, ws)
+		flags = 0
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/vigil-bosh/vigil/procinit"
 )
@@ -25,6 +26,8 @@ Commands:
   signal JOB -p PROC SIGNAL     send a signal to a process (e.g. HUP, USR1)
   reload                        re-read the jobs; restart only what changed
   demo                          supervise the example jobs in a throwaway root
+  bpm COMMAND [args]            answer as bpm 1.4 does (also: run vigil as "bpm")
+  install                       link ROOT/jobs/bpm/bin/bpm to this binary
   version                       print the version
 
 Every command takes --root DIR (default $VIGIL_ROOT, else /var/vcap).
@@ -33,6 +36,9 @@ Every command takes --root DIR (default $VIGIL_ROOT, else /var/vcap).
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "init" {
 		os.Exit(procinit.Main()) // the per-process init: see package procinit
+	}
+	if filepath.Base(os.Args[0]) == "bpm" {
+		os.Exit(runBPM(os.Args[1:])) // the bpm personality: see package bpmcli
 	}
 	err := run(os.Args[1:])
 	if err == nil {
@@ -86,6 +92,13 @@ func run(args []string) error {
 		return runReload(rest)
 	case "demo":
 		return runDemo(rest)
+	case "bpm":
+		if code := runBPM(rest); code != 0 {
+			return &exitError{code: code}
+		}
+		return nil
+	case "install":
+		return runInstall(rest)
 	case "version", "--version", "-V":
 		fmt.Println("vigil", version)
 		return nil

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// runInstall lays out ROOT/jobs/bpm/bin/bpm as a symlink to this binary, so
+// that scripts find bpm at its usual path. Running it again changes nothing;
+// a symlink to another binary is replaced, a regular file (a real bpm) only
+// with --force.
+func runInstall(args []string) error {
+	c := newCommand("install")
+	force := c.fs.Bool("force", false, "replace a regular file at the bpm path")
+	pos, err := c.parse(args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("install takes no arguments")
+	}
+	l, err := c.layout()
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own binary: %w", err)
+	}
+	if self, err = filepath.EvalSymlinks(self); err != nil {
+		return fmt.Errorf("find own binary: %w", err)
+	}
+	link := filepath.Join(l.JobDir("bpm"), "bin", "bpm")
+	switch fi, err := os.Lstat(link); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("install: %w", err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		if target, err := os.Readlink(link); err == nil && target == self {
+			fmt.Printf("%s -> %s (already installed)\n", link, self)
+			return nil
+		}
+	case !*force:
+		return fmt.Errorf("install: %s exists and is not a symlink (a real bpm?); use --force to replace it", link)
+	}
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		return fmt.Errorf("install: %w", err)
+	}
+	// A new link renamed over the old one: the path never goes missing.
+	tmp := fmt.Sprintf("%s.vigil-%d", link, os.Getpid())
+	if err := os.Symlink(self, tmp); err != nil {
+		return fmt.Errorf("install: %w", err)
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("install: %w", err)
+	}
+	fmt.Printf("%s -> %s\n", link, self)
+	return nil
+}
