@@ -32,12 +32,17 @@ type Config struct {
 	Log         *slog.Logger // nil means discard
 }
 
+// spareInits is how many inits the daemon keeps started ahead of need: a
+// restart takes one instead of waiting for a new init to start up.
+const spareInits = 2
+
 // Daemon supervises the jobs of one BOSH root.
 type Daemon struct {
 	cfg     Config
 	log     *slog.Logger
 	ready   chan struct{} // closed once the first load has settled
 	tree    *supervise.Tree
+	pool    *proc.Pool // spare inits for fast restarts; set by Run
 	started time.Time
 	changes notifier
 
@@ -84,6 +89,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	d.started = time.Now()
+	d.pool = proc.NewPool(d.cfg.Init, d.cfg.InitEnv, spareInits)
+	defer d.pool.Close()
 	treeCtx, cancelTree := context.WithCancel(context.Background())
 	defer cancelTree()
 	d.tree = supervise.NewTree(treeCtx)

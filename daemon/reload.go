@@ -79,7 +79,7 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 			continue // its stop failed: it keeps running as it was
 		}
 		r := proc.NewRunner(want[id], proc.Options{Layout: d.cfg.Layout, Init: d.cfg.Init,
-			InitEnv: d.cfg.InitEnv, HookTimeout: d.cfg.HookTimeout})
+			InitEnv: d.cfg.InitEnv, HookTimeout: d.cfg.HookTimeout, Pool: d.pool})
 		next.runners[id] = r
 		if _, aerr := d.tree.Add(d.supervisorConfig(id, want[id], r)); aerr != nil {
 			err = errors.Join(err, aerr)

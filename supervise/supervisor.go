@@ -34,6 +34,10 @@ type ProcessEvent struct {
 	Running bool // the executable runs (else: the process exited)
 	ExecPID int  // with Running: the executable's pid
 	Exit    Exit // without Running: how it ended
+	// Reaped, if not nil, is closed once the process itself (the pid-file
+	// process) is gone: an exit may be reported while it is still ending.
+	// A restart does not wait for it; a stop settles only after it.
+	Reaped <-chan struct{}
 }
 
 // ID names a supervised process.
@@ -174,6 +178,10 @@ type loop struct {
 	execPID int
 	timer   *time.Timer
 	waiters []waiter
+	// While stopping, an exit whose process is still ending waits here
+	// until reaped is closed.
+	pending *Exit
+	reaped  <-chan struct{}
 }
 
 // Run runs the machine until ctx is done. It returns leaving any process as
@@ -197,6 +205,10 @@ func (s *Supervisor) Run(ctx context.Context) {
 			l.processEvent(pe, ok)
 		case <-l.timer.C:
 			l.handle(event{kind: evTimer})
+		case <-l.reaped:
+			e := *l.pending
+			l.pending, l.reaped = nil, nil
+			l.handle(event{kind: evExit, exit: e})
 		case <-ctx.Done():
 			l.answerAll()
 			return
@@ -238,6 +250,10 @@ func (l *loop) processEvent(pe ProcessEvent, ok bool) {
 		e := pe.Exit
 		if e.At.IsZero() {
 			e.At = time.Now()
+		}
+		if l.m.state == Stopping && pe.Reaped != nil {
+			l.pending, l.reaped = &e, pe.Reaped
+			return
 		}
 		l.handle(event{kind: evExit, exit: e})
 	}

@@ -19,8 +19,9 @@ type Line struct {
 
 // Listener collects the reports of every child that connects to it.
 type Listener struct {
-	Path  string
-	lines chan Line
+	Path    string
+	lines   chan Line
+	skipped []Line // lines an Expect passed over, for later Expects
 }
 
 // Listen opens a report socket in a temporary directory. It is closed, and
@@ -91,9 +92,18 @@ func (l *Listener) Env(behaviour string, extra ...string) map[string]string {
 // never relies on it passing.
 const Guard = 60 * time.Second
 
-// Expect waits for the next line that starts with prefix, skipping others.
+// Expect returns the earliest line not yet returned that starts with
+// prefix, waiting for it if needed. Lines passed over are kept for later
+// calls, so reports that race each other (a child and its grandchild) can
+// be expected in any order. It is not safe for concurrent use.
 func (l *Listener) Expect(t testing.TB, prefix string) Line {
 	t.Helper()
+	for i, ln := range l.skipped {
+		if strings.HasPrefix(ln.Text, prefix) {
+			l.skipped = append(l.skipped[:i:i], l.skipped[i+1:]...)
+			return ln
+		}
+	}
 	guard := time.NewTimer(Guard)
 	defer guard.Stop()
 	for {
@@ -102,6 +112,7 @@ func (l *Listener) Expect(t testing.TB, prefix string) Line {
 			if strings.HasPrefix(ln.Text, prefix) {
 				return ln
 			}
+			l.skipped = append(l.skipped, ln)
 		case <-guard.C:
 			t.Fatalf("no report %q within %s", prefix, Guard)
 		}
