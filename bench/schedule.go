@@ -1,0 +1,345 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+)
+
+// politeClose is how long a daemon gets to exit on its own at teardown.
+const politeClose = 10 * time.Second
+
+// startGuard and restartGuard are failure guards, generous for monit, which
+// starts about five processes per second and checks once per cycle.
+func startGuard(n int) time.Duration   { return 20*time.Second + time.Duration(n)*450*time.Millisecond }
+func restartGuard(n int) time.Duration { return 10*time.Second + time.Duration(n)*10*time.Millisecond }
+
+// run executes every phase. The slow, mostly idle tests (crash loop, stop
+// with a TERM-ignoring child) run for all supervisors in the background.
+// The timing-sensitive tests run in lanes: all supervisors that are not
+// paced share one lane, where CPU-heavy steps take turns; each paced
+// supervisor (monit) gets a lane of its own alongside, because its timings
+// are set by its own sleeps and it would otherwise dominate the run time.
+// In quick mode a paced supervisor even runs its sizes side by side.
+func (h *harness) run(ctx context.Context) {
+	ready := make(chan struct{})
+	var bg sync.WaitGroup
+	bg.Go(func() { h.background(ctx, ready) })
+	select {
+	case <-ready:
+	case <-ctx.Done():
+	}
+	var lanes sync.WaitGroup
+	var steady []string
+	for _, p := range h.peers {
+		switch {
+		case isPaced(p) && h.m.PacedSizeLanes:
+			for _, n := range h.m.Sizes {
+				lanes.Go(func() { h.size(ctx, []string{p}, n) })
+			}
+		case isPaced(p):
+			lanes.Go(func() { h.lane(ctx, []string{p}) })
+		default:
+			steady = append(steady, p)
+		}
+	}
+	if len(steady) > 0 {
+		lanes.Go(func() { h.lane(ctx, steady) })
+	}
+	lanes.Wait()
+	h.logf("waiting for the background tests")
+	bg.Wait()
+}
+
+func (h *harness) lane(ctx context.Context, peers []string) {
+	for _, n := range h.m.Sizes {
+		if ctx.Err() != nil {
+			return
+		}
+		h.size(ctx, peers, n)
+	}
+}
+
+// background runs the crash loop and the TERM-ignorer stop for every
+// supervisor at once. ready is closed once the ignorer instances of the
+// supervisors that are not paced are up, their stop has been issued and
+// their prompt children are gone, so the foreground does not share the
+// machine with that burst.
+func (h *harness) background(ctx context.Context, ready chan<- struct{}) {
+	var up, quiet, all sync.WaitGroup
+	goStop := make(chan struct{})
+	for _, p := range h.peers {
+		b := barrier{goStop: goStop, up: func() {}, quiet: func() {}}
+		if !isPaced(p) {
+			up.Add(1)
+			quiet.Add(1)
+			b.up, b.quiet = sync.OnceFunc(up.Done), sync.OnceFunc(quiet.Done)
+		}
+		all.Go(func() { h.crashTest(ctx, p) })
+		all.Go(func() { h.ignorerTest(ctx, p, b) })
+	}
+	up.Wait()
+	h.logf("background: TERM-ignorer instances up; stopping them")
+	close(goStop)
+	quiet.Wait()
+	close(ready)
+	all.Wait()
+}
+
+// barrier lets the background tests line up: up and quiet are called once
+// each (they are no-ops for paced supervisors, which do not wait for
+// goStop either).
+type barrier struct {
+	goStop    <-chan struct{}
+	up, quiet func()
+}
+
+func (h *harness) crashTest(ctx context.Context, p string) {
+	in, err := h.launch(p, 1, crashLoop, "crash")
+	if err != nil {
+		h.res.setErr("crash.starts", p, err)
+		return
+	}
+	defer in.close(ctx, politeClose)
+	r, err := in.crash(ctx, h.m.Crash, h.m.CrashExtra)
+	if err != nil {
+		h.res.setErr("crash.starts", p, err)
+		return
+	}
+	h.res.set("crash.starts", p, cell{V: float64(r.Starts), Text: fmt.Sprintf("%d", r.Starts)})
+	h.res.set("crash.intervals", p, cell{V: math.NaN(), Text: fmtIntervals(r.Intervals)})
+	h.res.set("crash.backoff", p, cell{V: math.NaN(), Text: yesNo(r.BacksOff)})
+	gave := "no"
+	switch {
+	case r.Starts <= 1 && len(r.Intervals) == 0:
+		gave = fmt.Sprintf("unknown (no restart in %.0f s)", r.Silent)
+	case r.GaveUp:
+		gave = fmt.Sprintf("yes (silent for the last %.0f s)", r.Silent)
+	}
+	h.res.set("crash.gaveup", p, cell{V: math.NaN(), Text: gave})
+}
+
+func (h *harness) ignorerTest(ctx context.Context, p string, b barrier) {
+	defer b.up()
+	defer b.quiet()
+	n := h.m.IgnoreN
+	in, err := h.launch(p, n, ignoreLast, "ignore")
+	if err != nil {
+		h.res.setErr("ign.all", p, err)
+		return
+	}
+	defer in.close(ctx, politeClose)
+	if _, err := in.waitUp(ctx, n, startGuard(n)); err != nil {
+		h.res.setErr("ign.all", p, err)
+		return
+	}
+	b.up()
+	if !isPaced(p) {
+		select {
+		case <-b.goStop:
+		case <-ctx.Done():
+			return
+		}
+	}
+	go func() {
+		defer b.quiet()
+		_ = in.tr.wait(ctx, time.Now().Add(15*time.Second), func() bool { return in.tr.aliveCount() <= 1 })
+	}()
+	r := in.stopAll(ctx, h.m.Grace)
+	h.recordStop("ign", p, r)
+	h.res.set("ign.signals", p, cell{V: math.NaN(), Text: ignorerFate(r)})
+}
+
+// size runs the foreground tests of one lane at one N: starts one at a
+// time (a start is a burst of CPU), restart tests side by side (mostly
+// waiting on jitter and on the supervisors' timers), status queries one at
+// a time, memory, one shared idle window, and at N=100 the stop-all tests
+// one at a time.
+func (h *harness) size(ctx context.Context, peers []string, n int) {
+	lane := strings.Join(peers, ",")
+	h.logf("[%s] N=%d: start, restart, status and memory tests", lane, n)
+	var live []*instance
+	for _, p := range peers {
+		if in := h.startAt(ctx, p, n); in != nil {
+			live = append(live, in)
+		}
+	}
+	var rs sync.WaitGroup
+	for _, in := range live {
+		rs.Go(func() { h.restartAt(ctx, in, n) })
+	}
+	rs.Wait()
+	for _, in := range live {
+		h.statusAt(ctx, in, n)
+		h.memoryAt(in, n)
+	}
+
+	if len(live) == 0 {
+		return
+	}
+	h.logf("[%s] N=%d: idle CPU window of %s", lane, n, h.m.Idle)
+	cpu, errs := idleCPU(ctx, live, h.m.Idle)
+	for i, in := range live {
+		key := fmt.Sprintf("cpu/%d", n)
+		if errs[i] != nil {
+			h.res.setErr(key, in.peer, errs[i])
+		} else {
+			h.res.set(key, in.peer, cell{V: cpu[i], Text: fmt.Sprintf("%.2f %%", cpu[i])})
+		}
+	}
+	if n == mainN {
+		h.logf("[%s] N=%d: stop-all tests", lane, n)
+		for _, in := range live {
+			h.recordStop("stop", in.peer, in.stopAll(ctx, h.m.Grace))
+		}
+	}
+	var wg sync.WaitGroup
+	for _, in := range live {
+		wg.Go(func() {
+			if _, err := in.close(ctx, politeClose); err != nil {
+				h.logf("%s teardown: %v", in.peer, err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func isPaced(peer string) bool {
+	d, err := newDriver(peer, "")
+	return err == nil && d.Paced()
+}
+
+// startAt launches one supervisor with n children and records the start
+// time. It returns the live instance, or nil.
+func (h *harness) startAt(ctx context.Context, p string, n int) *instance {
+	key := fmt.Sprintf("start/%d", n)
+	if ctx.Err() != nil {
+		return nil
+	}
+	in, err := h.launch(p, n, plain, fmt.Sprint(n))
+	if err != nil {
+		h.res.setErr(key, p, err)
+		return nil
+	}
+	d, err := in.waitUp(ctx, n, startGuard(n))
+	if err != nil {
+		h.res.setErr(key, p, err)
+		in.close(ctx, politeClose)
+		return nil
+	}
+	h.res.set(key, p, secCell(d.Seconds()))
+	return in
+}
+
+func (h *harness) restartAt(ctx context.Context, in *instance, n int) {
+	sfx := fmt.Sprintf("/%d", n)
+	samples := min(h.m.GrowthSamples, n)
+	if n == mainN {
+		samples = h.m.RestartSamples
+	}
+	lat, err := in.restarts(ctx, samples, restartGuard(n))
+	if err != nil {
+		h.res.setErr("restart.med"+sfx, in.peer, err)
+		return
+	}
+	s := seconds(lat)
+	h.res.set("restart.med"+sfx, in.peer, secCell(median(s)))
+	h.res.set("restart.p95"+sfx, in.peer, secCell(quantile(s, 0.95)))
+}
+
+func (h *harness) statusAt(ctx context.Context, in *instance, n int) {
+	if n != mainN {
+		return
+	}
+	st, err := in.statusTimes(ctx, h.m.StatusRuns)
+	if err != nil {
+		h.res.setErr("status", in.peer, err)
+		return
+	}
+	h.res.set("status", in.peer, secCell(median(seconds(st))))
+}
+
+func (h *harness) memoryAt(in *instance, n int) {
+	sfx := fmt.Sprintf("/%d", n)
+	mem, procs, err := in.memory()
+	if err != nil {
+		h.res.setErr("rss"+sfx, in.peer, err)
+		return
+	}
+	h.res.set("rss"+sfx, in.peer, kibCell(float64(mem.RSS)))
+	h.res.set("pss"+sfx, in.peer, kibCell(float64(mem.PSS)))
+	h.res.set("rss.per"+sfx, in.peer, kibCell(float64(mem.RSS)/float64(n)))
+	h.res.set("pss.per"+sfx, in.peer, kibCell(float64(mem.PSS)/float64(n)))
+	h.res.set("procs"+sfx, in.peer, cell{V: float64(procs), Text: fmt.Sprint(procs)})
+}
+
+// recordStop stores one stop-all under prefix ("stop" or "ign").
+func (h *harness) recordStop(prefix, p string, r stopResult) {
+	cmdText := fmtSec(r.Cmd.Seconds())
+	if r.CmdErr != nil {
+		cmdText += " (error: " + tail(r.CmdErr.Error(), 100) + ")"
+	}
+	h.res.set(prefix+".cmd", p, cell{V: r.Cmd.Seconds(), Text: cmdText})
+	if r.AllGone < 0 {
+		h.res.set(prefix+".all", p, cell{V: math.NaN(), Text: fmt.Sprintf("never (%d left)", r.Leftovers)})
+	} else {
+		h.res.set(prefix+".all", p, secCell(r.AllGone.Seconds()))
+	}
+	if r.Ignorer != nil {
+		if r.PromptOK {
+			h.res.set(prefix+".prompt", p, secCell(r.Prompt.Seconds()))
+		} else {
+			h.res.set(prefix+".prompt", p, cell{V: math.NaN(), Text: "never"})
+		}
+	}
+	h.res.set(prefix+".left", p, cell{V: float64(r.Leftovers), Text: fmt.Sprint(r.Leftovers)})
+}
+
+// ignorerFate describes the signals the TERM-ignoring child saw and how it
+// ended, relative to the stop command.
+func ignorerFate(r stopResult) string {
+	k := r.Ignorer
+	if k == nil {
+		return "error: TERM-ignoring child not identified"
+	}
+	var parts []string
+	for _, s := range k.Signals {
+		parts = append(parts, fmt.Sprintf("%s@%.1fs", s.Name, time.Duration(s.At-r.T0).Seconds()))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "no catchable signal")
+	}
+	switch {
+	case k.Killed:
+		parts = append(parts, "no KILL (harness killed it)")
+	case k.Dead != 0:
+		parts = append(parts, fmt.Sprintf("KILL@%.1fs", time.Duration(k.Dead-r.T0).Seconds()))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func fmtIntervals(iv []float64) string {
+	if len(iv) == 0 {
+		return "—"
+	}
+	var s []string
+	for i, v := range iv {
+		if len(iv) > 6 && i == 3 {
+			s = append(s, "…")
+		}
+		if len(iv) <= 6 || i < 3 || i >= len(iv)-3 {
+			s = append(s, fmt.Sprintf("%.1f", v))
+		}
+	}
+	return strings.Join(s, ", ") + " s"
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
