@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/pidfile"
+)
+
+// vigilBin is the vigil binary built once for these tests.
+var vigilBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "vigil-cli")
+	if err != nil {
+		panic(err)
+	}
+	vigilBin = filepath.Join(dir, "vigil")
+	build := exec.Command("go", "build", "-o", vigilBin, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type cli struct {
+	t    *testing.T
+	root string
+}
+
+// newCLI makes a BOSH root with one job "web" of two shell processes that
+// print what they receive.
+func newCLI(t *testing.T) *cli {
+	root := t.TempDir()
+	script := filepath.Join(root, "packages", "web", "bin", "serve")
+	os.MkdirAll(filepath.Dir(script), 0o755)
+	os.WriteFile(script, []byte("#!/bin/sh\ntrap 'echo got HUP' HUP\ntrap 'exit 0' TERM\necho started $1\nwhile :; do sleep 1000 & wait $!; done\n"), 0o755)
+	c := &cli{t: t, root: root}
+	c.writeJob("processes:\n- name: a\n  executable: " + script + "\n  args: [one]\n- name: b\n  executable: " + script + "\n")
+	return c
+}
+
+func (c *cli) writeJob(yml string) {
+	p := filepath.Join(c.root, "jobs", "web", "config", "bpm.yml")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte(yml), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// daemon starts `vigil daemon` and returns once it has settled (it logs
+// "supervising"); the cleanup sends SIGTERM and checks it exits 0.
+func (c *cli) daemon() *exec.Cmd {
+	cmd := exec.Command(vigilBin, "daemon", "--root", c.root)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	ready := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "msg=supervising") {
+				close(ready)
+				break
+			}
+		}
+		for sc.Scan() { // keep draining so the daemon never blocks on its log
+		}
+	}()
+	select {
+	case <-ready:
+	case <-time.After(time.Minute):
+		c.t.Fatal("the daemon never settled")
+	}
+	c.t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		if err := cmd.Wait(); err != nil {
+			c.t.Errorf("daemon exited with %v", err)
+		}
+	})
+	return cmd
+}
+
+func (c *cli) run(args ...string) (string, int) {
+	cmd := exec.Command(vigilBin, append(args, "--root", c.root)...)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return string(out), ee.ExitCode()
+	}
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return string(out), 0
+}
+
+func (c *cli) status() control.Status {
+	out, code := c.run("status", "--json")
+	var st control.Status
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil {
+		c.t.Fatalf("status --json: %d %s", code, out)
+	}
+	return st
+}
+
+func TestCommands(t *testing.T) {
+	c := newCLI(t)
+	c.daemon()
+	st := c.status()
+	if len(st.Processes) != 2 || st.Processes[0].State != "running" || st.Processes[0].PID == 0 || st.Daemon.Root != c.root {
+		t.Fatalf("status %+v", st)
+	}
+	if out, code := c.run("status"); code != 0 || !strings.HasPrefix(out, "JOB  PROCESS  STATE") || !strings.Contains(out, "web  a        running") {
+		t.Fatalf("status table (%d):\n%s", code, out)
+	}
+	// stop blocks until nothing is left; start until running.
+	pid := st.Processes[0].PID
+	if out, code := c.run("stop", "web", "-p", "a"); code != 0 || out != "web/a: stopped\n" {
+		t.Fatalf("stop: %d %q", code, out)
+	}
+	if syscall.Kill(pid, 0) == nil {
+		t.Fatal("stopped init still alive")
+	}
+	if _, err := os.Stat(filepath.Join(c.root, "sys", "run", "bpm", "web", "a.pid")); !os.IsNotExist(err) {
+		t.Fatalf("pid file left: %v", err)
+	}
+	if out, code := c.run("start", "web"); code != 0 || out != "web/a: running\nweb/b: running\n" {
+		t.Fatalf("start: %d %q", code, out)
+	}
+	if _, code := c.run("signal", "web", "-p", "a", "HUP"); code != 0 {
+		t.Fatal("signal failed")
+	}
+	// Errors: a one-line reason and a non-zero exit.
+	for _, args := range [][]string{{"start", "nope"}, {"stop", "web", "-p", "zzz"}, {"signal", "web", "-p", "a", "BOGUS"}} {
+		out, code := c.run(args...)
+		if code == 0 || !strings.HasPrefix(out, "vigil: ") || strings.Count(out, "\n") != 1 {
+			t.Errorf("%v: %d %q", args, code, out)
+		}
+	}
+	if out, code := c.run("frobnicate"); code != 2 || !strings.Contains(out, `unknown command "frobnicate"`) {
+		t.Errorf("unknown command: %d %q", code, out)
+	}
+}
+
+func TestReloadKeepsUnchanged(t *testing.T) {
+	c := newCLI(t)
+	c.daemon()
+	before := c.status()
+	script := filepath.Join(c.root, "packages", "web", "bin", "serve")
+	c.writeJob("processes:\n- name: a\n  executable: " + script + "\n  args: [one]\n- name: b\n  executable: " + script + "\n  args: [changed]\n")
+	out, code := c.run("reload")
+	if code != 0 || out != "restarted web/b\n1 unchanged\n" {
+		t.Fatalf("reload: %d %q", code, out)
+	}
+	after := c.status()
+	if after.Processes[0].PID != before.Processes[0].PID || after.Processes[1].PID == before.Processes[1].PID {
+		t.Fatalf("before %+v after %+v", before.Processes, after.Processes)
+	}
+	if pid, _ := pidfile.Read(filepath.Join(c.root, "sys", "run", "bpm", "web", "b.pid")); pid != after.Processes[1].PID {
+		t.Fatalf("pid file %d, status %d", pid, after.Processes[1].PID)
+	}
+}
+
+func TestNoDaemon(t *testing.T) {
+	c := newCLI(t)
+	out, code := c.run("status")
+	if code != 1 || !strings.Contains(out, "the vigil daemon is not running") {
+		t.Fatalf("%d %q", code, out)
+	}
+}
