@@ -38,6 +38,7 @@ func TestMain(m *testing.M) {
 type cli struct {
 	t    *testing.T
 	root string
+	log  chan string // the daemon's log lines after "supervising"
 }
 
 // newCLI makes a BOSH root with one job "web" of two shell processes that
@@ -47,7 +48,7 @@ func newCLI(t *testing.T) *cli {
 	script := filepath.Join(root, "packages", "web", "bin", "serve")
 	os.MkdirAll(filepath.Dir(script), 0o755)
 	os.WriteFile(script, []byte("#!/bin/sh\ntrap 'echo got HUP' HUP\ntrap 'exit 0' TERM\necho started $1\nwhile :; do sleep 1000 & wait $!; done\n"), 0o755)
-	c := &cli{t: t, root: root}
+	c := &cli{t: t, root: root, log: make(chan string, 256)}
 	c.writeJob("processes:\n- name: a\n  executable: " + script + "\n  args: [one]\n- name: b\n  executable: " + script + "\n")
 	return c
 }
@@ -78,6 +79,10 @@ func (c *cli) daemon() *exec.Cmd {
 			}
 		}
 		for sc.Scan() { // keep draining so the daemon never blocks on its log
+			select {
+			case c.log <- sc.Text():
+			default:
+			}
 		}
 	}()
 	select {
@@ -152,6 +157,43 @@ func TestCommands(t *testing.T) {
 	}
 	if out, code := c.run("frobnicate"); code != 2 || !strings.Contains(out, `unknown command "frobnicate"`) {
 		t.Errorf("unknown command: %d %q", code, out)
+	}
+}
+
+// expectLog waits for a daemon log line containing s.
+func (c *cli) expectLog(s string) {
+	c.t.Helper()
+	guard := time.After(time.Minute)
+	for {
+		select {
+		case line := <-c.log:
+			if strings.Contains(line, s) {
+				return
+			}
+		case <-guard:
+			c.t.Fatalf("the daemon never logged %q", s)
+		}
+	}
+}
+
+// TestSIGHUPReopensLogs rotates a log the way logrotate's create mode does.
+func TestSIGHUPReopensLogs(t *testing.T) {
+	c := newCLI(t)
+	d := c.daemon()
+	logPath := filepath.Join(c.root, "sys", "log", "web", "a.stdout.log")
+	if err := os.Rename(logPath, logPath+".1"); err != nil {
+		t.Fatal(err)
+	}
+	d.Process.Signal(syscall.SIGHUP)
+	c.expectLog("reopened logs")
+	if _, code := c.run("signal", "web", "-p", "a", "HUP"); code != 0 {
+		t.Fatal("signal failed")
+	}
+	c.run("stop", "web", "-p", "a") // the output is drained by the time the stop returns
+	old, _ := os.ReadFile(logPath + ".1")
+	cur, _ := os.ReadFile(logPath)
+	if string(old) != "started one\n" || string(cur) != "got HUP\n" {
+		t.Fatalf("rotated %q, new %q", old, cur)
 	}
 }
 

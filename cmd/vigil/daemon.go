@@ -57,6 +57,8 @@ func serveDaemon(cfg daemon.Config) error {
 			case <-hup:
 				if err := d.ReopenLogs(ctx); err != nil {
 					cfg.Log.Error("reopen logs", "error", err)
+				} else {
+					cfg.Log.Info("reopened logs")
 				}
 			case <-done:
 				return
