@@ -1,0 +1,166 @@
+package lifecycle
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vigil-bosh/vigil/boshpath"
+)
+
+// DrainKind is the director's drain type.
+type DrainKind int
+
+// The drain types.
+const (
+	Update   DrainKind = iota // the job is being updated
+	Shutdown                  // the instance is stopping or going away
+)
+
+// DrainOptions configure Drain.
+type DrainOptions struct {
+	Layout boshpath.Layout
+	Kind   DrainKind
+	// For Update: what changed, as the agent computes it from the old and
+	// new specs.
+	JobNew      bool     // the old spec had no jobs: job_new instead of job_changed
+	HashChanged bool     // hash_changed instead of hash_unchanged
+	HashNew     bool     // the old spec had no hash: hash_new
+	Packages    []string // names of new or changed packages
+	// PersistentDisk is the current disk size in MiB, NextPersistentDisk
+	// the next one (nil: no next spec, BOSH_JOB_NEXT_STATE is left out).
+	PersistentDisk     int
+	NextPersistentDisk *int
+	// Budget bounds the whole drain; zero means none. Scripts still
+	// running when it ends are ended (TERM, then KILL).
+	Budget time.Duration
+	Jobs   []string // only these jobs; empty means every job with bin/drain
+	// Wait returns a channel that fires after d (time.After when nil). It
+	// is the clock of the waits the scripts ask for.
+	Wait func(d time.Duration) <-chan time.Time
+}
+
+// ErrNotInteger is a drain script's output that is not a signed integer.
+// Its text is the agent's own, capital letter included.
+var ErrNotInteger = errors.New("Script did not return a signed integer")
+
+// ParseDrainOutput reads a drain script's answer: a signed integer, with
+// surrounding white space allowed, as the agent reads it.
+func ParseDrainOutput(out string) (int, error) {
+	s := strings.TrimSpace(out)
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		if len(s) > 60 {
+			s = s[:60] + "..."
+		}
+		return 0, fmt.Errorf("%w: printed %q", ErrNotInteger, s)
+	}
+	return n, nil
+}
+
+// Drain runs ROOT/jobs/*/bin/drain of every job that has it, all at once,
+// with BOSH's protocol: the first call gets the change arguments; an answer
+// N >= 0 means wait N seconds and finish; N < 0 means wait -N seconds and
+// call again with job_check_status, until an answer >= 0. Output other than
+// an integer fails that job. Stopping the processes beforehand (unmonitor)
+// is the caller's business.
+func Drain(ctx context.Context, o DrainOptions) (Report, error) {
+	jobs, err := jobsWith(o.Layout, "drain", o.Jobs)
+	if err != nil {
+		return Report{}, err
+	}
+	if o.Budget > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, o.Budget, fmt.Errorf("the drain budget of %s ran out", o.Budget))
+		defer cancel()
+	}
+	if o.Wait == nil {
+		o.Wait = time.After
+	}
+	rep := Report{Name: "drain", Results: make([]Result, len(jobs))}
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Go(func() {
+			start := time.Now()
+			err := drainJob(ctx, o, j)
+			rep.Results[i] = Result{Job: j, Err: err, Duration: time.Since(start)}
+		})
+	}
+	wg.Wait()
+	return rep, nil
+}
+
+// drainJob runs one job's drain loop.
+func drainJob(ctx context.Context, o DrainOptions, job string) error {
+	args, env := o.firstCall()
+	for {
+		var out bytes.Buffer
+		s := script{layout: o.Layout, job: job, name: "drain", args: args, env: env, stdout: &out}
+		err := s.run(ctx)
+		if errors.Is(err, ErrTimedOut) {
+			return err
+		}
+		// As the agent: the exit code does not count, only the answer.
+		n, perr := ParseDrainOutput(out.String())
+		if perr != nil {
+			if err != nil {
+				return fmt.Errorf("%w (%v)", perr, err)
+			}
+			return perr
+		}
+		wait := n
+		if wait < 0 {
+			wait = -wait
+		}
+		select {
+		case <-o.Wait(time.Duration(wait) * time.Second):
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %w", ErrTimedOut, context.Cause(ctx))
+		}
+		if n >= 0 {
+			return nil
+		}
+		args, env = []string{"job_check_status", "hash_unchanged"}, o.stateEnv(false)
+	}
+}
+
+// firstCall returns the arguments and environment of the first call.
+func (o DrainOptions) firstCall() ([]string, []string) {
+	if o.Kind == Shutdown {
+		return []string{"job_shutdown", "hash_unchanged"}, o.stateEnv(true)
+	}
+	args := []string{"job_changed", "hash_unchanged"}
+	if o.JobNew {
+		args[0] = "job_new"
+	}
+	switch {
+	case o.HashNew:
+		args[1] = "hash_new"
+	case o.HashChanged:
+		args[1] = "hash_changed"
+	}
+	return append(args, slices.Sorted(slices.Values(o.Packages))...), o.stateEnv(true)
+}
+
+// stateEnv is BOSH_JOB_STATE and, when withNext and a next state is known,
+// BOSH_JOB_NEXT_STATE: JSON limited to the persistent disk, as the agent's.
+func (o DrainOptions) stateEnv(withNext bool) []string {
+	state := func(disk int) string {
+		b, _ := json.Marshal(struct {
+			PersistentDisk int `json:"persistent_disk"`
+		}{disk})
+		return string(b)
+	}
+	env := []string{"BOSH_JOB_STATE=" + state(o.PersistentDisk)}
+	if withNext && o.NextPersistentDisk != nil {
+		env = append(env, "BOSH_JOB_NEXT_STATE="+state(*o.NextPersistentDisk))
+	}
+	return env
+}
