@@ -26,6 +26,8 @@ Commands:
   signal JOB -p PROC SIGNAL     send a signal to a process (e.g. HUP, USR1)
   reload                        re-read the jobs; restart only what changed
   demo                          supervise the example jobs in a throwaway root
+  lifecycle HOOK                run every job's bin/HOOK in parallel (pre-start ...)
+  drain [--shutdown|--update]   run every job's bin/drain with BOSH's protocol
   bpm COMMAND [args]            answer as bpm 1.4 does (also: run vigil as "bpm")
   install                       link ROOT/jobs/bpm/bin/bpm to this binary
   version                       print the version
@@ -92,6 +94,10 @@ func run(args []string) error {
 		return runReload(rest)
 	case "demo":
 		return runDemo(rest)
+	case "lifecycle":
+		return runLifecycle(rest)
+	case "drain":
+		return runDrain(rest)
 	case "bpm":
 		if code := runBPM(rest); code != 0 {
 			return &exitError{code: code}
