@@ -127,7 +127,8 @@ type result struct {
 }
 
 func (r *root) env() []string {
-	return append(os.Environ(), "BPM_BOSH_ROOT="+r.layout.Root(), "PATH="+binDir+":"+os.Getenv("PATH"))
+	return append(os.Environ(), "BPM_BOSH_ROOT="+r.layout.Root(), "PATH="+binDir+":"+os.Getenv("PATH"),
+		proc.IsolationEnv+"=off") // the test jobs live under /tmp
 }
 
 // command returns "bpm ARGS..." ready to run against this root.
@@ -174,6 +175,7 @@ func (r *root) must(args ...string) string {
 func (r *root) startDaemon() {
 	r.t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, "vigil"), "daemon", "--root", r.layout.Root())
+	cmd.Env = r.env()
 	logs, err := cmd.StderrPipe()
 	if err != nil {
 		r.t.Fatal(err)
@@ -295,4 +297,32 @@ func (r *root) inits(job, p string) []int {
 		out = append(out, pid)
 	}
 	return out
+}
+
+// waitSuffix blocks until the file at path ends with suffix, woken by
+// inotify events on its directory.
+func waitSuffix(t *testing.T, path, suffix string) {
+	t.Helper()
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.InotifyAddWatch(fd, filepath.Dir(path), unix.IN_CREATE|unix.IN_MODIFY); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	for {
+		b, _ := os.ReadFile(path)
+		if strings.HasSuffix(string(b), suffix) {
+			return
+		}
+		// The poll's limit is a failure guard only.
+		if n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 60_000); n < 1 {
+			t.Fatalf("%s holds %q, never ending in %q (%v)", path, b, suffix, err)
+		}
+		if _, err := unix.Read(fd, buf); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/vigil-bosh/vigil/bpmcli"
 	"github.com/vigil-bosh/vigil/internal/testproc"
 	"github.com/vigil-bosh/vigil/pidfile"
+	"github.com/vigil-bosh/vigil/proc"
 )
 
 // main runs bpmcli.Main in this process against the root.
@@ -26,6 +27,9 @@ func (r *root) main(args ...string) result {
 		Getenv: func(k string) string {
 			if k == "BPM_BOSH_ROOT" {
 				return r.layout.Root()
+			}
+			if k == proc.IsolationEnv {
+				return "off"
 			}
 			return ""
 		},

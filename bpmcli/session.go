@@ -136,7 +136,8 @@ func (c *cli) loadProcess(t target) (job.Process, error) {
 }
 
 func (c *cli) runner(p job.Process) *proc.Runner {
-	return proc.NewRunner(p, proc.Options{Layout: c.layout, Init: c.env.Self, InitEnv: c.env.InitEnv})
+	return proc.NewRunner(p, proc.Options{Layout: c.layout, Init: c.env.Self, InitEnv: c.env.InitEnv,
+		NoIsolation: c.env.Getenv(proc.IsolationEnv) == "off"})
 }
 
 // state is what a process is doing, as bpm list shows it.

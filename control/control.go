@@ -58,6 +58,10 @@ const (
 	ActionStart   = "start"
 	ActionStop    = "stop"
 	ActionRestart = "restart"
+	// ActionMonitor supervises again (and starts what is not up);
+	// ActionUnmonitor stops supervising and leaves the processes as they are.
+	ActionMonitor   = "monitor"
+	ActionUnmonitor = "unmonitor"
 )
 
 // ActionRequest names an action and its target: every process of Job, or
@@ -93,15 +97,20 @@ type DaemonInfo struct {
 
 // ProcessStatus is one supervised process.
 type ProcessStatus struct {
-	Job      string    `json:"job"`
-	Process  string    `json:"process"`
-	State    string    `json:"state"` // starting, running, backoff, stopping, stopped, failed
-	Wanted   string    `json:"wanted"`
-	PID      int       `json:"pid,omitempty"`      // the pid-file pid
-	ExecPID  int       `json:"exec_pid,omitempty"` // the executable's pid
-	Restarts int       `json:"restarts"`
-	Since    time.Time `json:"since"`
-	LastExit *Exit     `json:"last_exit,omitempty"`
+	Job     string `json:"job"`
+	Process string `json:"process"`
+	State   string `json:"state"` // starting, running, backoff, stopping, stopped, failed
+	Wanted  string `json:"wanted"`
+	// Unmonitored: an exit is not restarted (monit's unmonitor).
+	Unmonitored bool      `json:"unmonitored,omitempty"`
+	PID         int       `json:"pid,omitempty"`      // the pid-file pid
+	ExecPID     int       `json:"exec_pid,omitempty"` // the executable's pid
+	Restarts    int       `json:"restarts"`
+	Since       time.Time `json:"since"`
+	LastExit    *Exit     `json:"last_exit,omitempty"`
+	// Warnings name the isolation and limits not enforced for the latest
+	// instance (e.g. not running as root, a missing cgroup controller).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Exit describes how a process last ended.

@@ -16,6 +16,7 @@ func processStatus(s supervise.Status) control.ProcessStatus {
 	ps := control.ProcessStatus{
 		Job: s.ID.Job, Process: s.ID.Process, State: s.State.String(), Wanted: "down",
 		PID: s.PID, ExecPID: s.ExecPID, Restarts: s.Restarts, Since: s.Since.UTC().Truncate(time.Millisecond),
+		Unmonitored: s.Unmonitored, Warnings: s.Warnings,
 	}
 	if s.WantUp {
 		ps.Wanted = "up"

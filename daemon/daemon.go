@@ -16,6 +16,7 @@ import (
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/job"
+	"github.com/vigil-bosh/vigil/monitcompat"
 	"github.com/vigil-bosh/vigil/proc"
 	"github.com/vigil-bosh/vigil/supervise"
 )
@@ -29,7 +30,13 @@ type Config struct {
 	Timing      supervise.Timing // stop ladder and restart policy; zero means bpm's ladder
 	HookTimeout time.Duration    // bound on hooks.pre_start; zero means proc.DefaultHookTimeout
 	Version     string
-	Log         *slog.Logger // nil means discard
+	// LeaveRunning makes the end of Run leave every process running (VM
+	// mode: the next daemon adopts them), instead of stopping them all.
+	LeaveRunning bool
+	Log          *slog.Logger // nil means discard
+	// NoIsolation runs processes without bpm's isolation (see
+	// proc.Options.NoIsolation); each process then carries a warning.
+	NoIsolation bool
 }
 
 // spareInits is how many inits the daemon keeps started ahead of need: a
@@ -51,6 +58,16 @@ type Daemon struct {
 	mu      sync.RWMutex
 	closing bool
 	cur     atomic.Pointer[loaded]
+
+	// The monit personality, when control files exist: the engine in
+	// force (replaced by each reload) and its HTTP server. engineStop and
+	// monitSrv are guarded by mu; monitCtx lives as long as Run serves.
+	engine     atomic.Pointer[monitcompat.Engine]
+	engineStop context.CancelFunc
+	monitSrv   *monitcompat.Server
+	monitCtx   context.Context
+	monitDone  chan error
+	alerts     alertState
 }
 
 // loaded is the configuration in force. It is never modified; Reload
@@ -59,6 +76,7 @@ type loaded struct {
 	jobs     map[string]*job.Job // what runs, per job (an invalid job keeps its last good config)
 	runners  map[supervise.ID]*proc.Runner
 	problems []control.Problem
+	monit    *monitLoad // nil without monit control files
 }
 
 // New returns a daemon for cfg. Nothing runs until Run.
@@ -89,13 +107,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	d.started = time.Now()
-	d.pool = proc.NewPool(d.cfg.Init, d.cfg.InitEnv, spareInits)
+	d.pool = proc.NewPool(d.cfg.Init, d.cfg.InitEnv, spareInits, !d.cfg.NoIsolation)
 	defer d.pool.Close()
 	treeCtx, cancelTree := context.WithCancel(context.Background())
 	defer cancelTree()
 	d.tree = supervise.NewTree(treeCtx)
 
 	serveCtx, stopServing := context.WithCancel(context.Background())
+	d.monitCtx = serveCtx
 	served := make(chan error, 1)
 	go func() { served <- control.Serve(serveCtx, ln, d, 5*time.Second) }()
 
@@ -106,14 +125,29 @@ func (d *Daemon) Run(ctx context.Context) error {
 	close(d.ready)
 	<-ctx.Done()
 
-	d.log.Info("stopping every process")
+	if !d.cfg.LeaveRunning {
+		d.log.Info("stopping every process")
+	}
 	d.mu.Lock()
 	d.closing = true
 	d.mu.Unlock()
-	err = d.tree.Shutdown(context.Background())
+	if d.engineStop != nil {
+		d.engineStop()
+	}
+	if d.cfg.LeaveRunning {
+		d.log.Info("leaving every process running")
+		d.tree.Abandon()
+	} else {
+		err = d.tree.Shutdown(context.Background())
+	}
 	stopServing()
 	if serr := <-served; err == nil {
 		err = serr
+	}
+	if d.monitDone != nil {
+		if merr := <-d.monitDone; err == nil {
+			err = merr
+		}
 	}
 	d.log.Info("stopped", "error", err)
 	return err

@@ -33,6 +33,8 @@ type harness struct {
 	c      *control.Client
 	done   chan error
 	cancel context.CancelFunc
+	// leaveRunning starts the next daemon in VM mode (see Config.LeaveRunning).
+	leaveRunning bool
 }
 
 func newHarness(t testing.TB) *harness {
@@ -76,7 +78,8 @@ func (h *harness) writeFile(job, content string) {
 
 func (h *harness) start(timing supervise.Timing) {
 	self, _ := os.Executable()
-	d, err := New(Config{Layout: h.layout, Init: self, InitEnv: []string{"GORACE=" + testproc.NoRaceExitDelay}, Timing: timing})
+	d, err := New(Config{Layout: h.layout, Init: self, InitEnv: []string{"GORACE=" + testproc.NoRaceExitDelay}, Timing: timing,
+		NoIsolation: true, LeaveRunning: h.leaveRunning})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -43,7 +43,8 @@ func (d *Daemon) Status(context.Context) (control.Status, error) {
 func (d *Daemon) Act(ctx context.Context, req control.ActionRequest) ([]control.ProcessStatus, error) {
 	verbs := map[string]supervise.Verb{
 		control.ActionStart: supervise.VerbStart, control.ActionStop: supervise.VerbStop,
-		control.ActionRestart: supervise.VerbRestart,
+		control.ActionRestart: supervise.VerbRestart, control.ActionMonitor: supervise.VerbMonitor,
+		control.ActionUnmonitor: supervise.VerbUnmonitor,
 	}
 	verb, ok := verbs[req.Action]
 	if !ok {
@@ -92,6 +93,9 @@ func (d *Daemon) Act(ctx context.Context, req control.ActionRequest) ([]control.
 
 // unsettled says why st is not what verb asked for, or "" when it is.
 func unsettled(verb supervise.Verb, st supervise.Status) string {
+	if verb == supervise.VerbUnmonitor {
+		return ""
+	}
 	if verb == supervise.VerbStop {
 		if st.State == supervise.Stopped {
 			return ""

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/job"
+	"github.com/vigil-bosh/vigil/monitcompat"
 	"github.com/vigil-bosh/vigil/proc"
 	"github.com/vigil-bosh/vigil/supervise"
 )
@@ -30,9 +32,10 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 		return control.ReloadResult{}, control.Errorf(control.ErrFailed, "the daemon is shutting down")
 	}
 	jobs, warns, errs := job.LoadAll(d.cfg.Layout, d.cfg.Jobs)
+	mon, monProblems := d.loadMonit()
 	old := d.cur.Load()
 	next := &loaded{jobs: map[string]*job.Job{}, runners: map[supervise.ID]*proc.Runner{},
-		problems: problems(errs, warns)}
+		problems: append(problems(errs, warns), monProblems...), monit: mon}
 	for _, j := range jobs {
 		next.jobs[j.Name] = j
 	}
@@ -50,10 +53,28 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 	}
 
 	want := wanted(next.jobs)
+	if mon != nil {
+		var more []control.Problem
+		want, more = checkedOnly(want, mon)
+		next.problems = append(next.problems, more...)
+	}
 	var res control.ReloadResult
 	var stop, start []supervise.ID
 	for _, s := range d.tree.List() {
 		id := s.ID()
+		if prog, was := programOf(next, id), programOf(old, id); prog != nil || was != nil {
+			switch {
+			case prog == nil:
+				stop = append(stop, id)
+				res.Stopped = append(res.Stopped, id.String())
+			case !sameService(prog, was):
+				stop, start = append(stop, id), append(start, id)
+				res.Restarted = append(res.Restarted, id.String())
+			default:
+				res.Unchanged = append(res.Unchanged, id.String())
+			}
+			continue
+		}
 		p, ok := want[id]
 		switch {
 		case !ok:
@@ -73,22 +94,57 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 			res.Started = append(res.Started, id.String())
 		}
 	}
+	if mon != nil {
+		for _, id := range slices.SortedFunc(maps.Keys(mon.programs), compareIDs) {
+			if _, ok := d.tree.Get(id); !ok {
+				start = append(start, id)
+				res.Started = append(res.Started, id.String())
+			}
+		}
+	}
 	err := d.removeAll(ctx, stop)
+	unmonitored := d.readMonitState()
+	var toStart []supervise.ID
 	for _, id := range start {
 		if _, ok := d.tree.Get(id); ok {
 			continue // its stop failed: it keeps running as it was
 		}
+		keepDown := next.monit != nil && (unmonitored[strings.ToLower(next.monit.serviceOf(id))] ||
+			next.monit.mode(id) == "manual")
+		if !keepDown {
+			toStart = append(toStart, id)
+		}
+		if svc := programOf(next, id); svc != nil {
+			r := &monitcompat.ProgramRunner{Service: svc, Host: hostname()}
+			cfg := supervise.Config{ID: id, Timing: r.Timing(d.cfg.Timing), Runner: r, OnChange: d.onChange,
+				Unmonitored: keepDown}
+			if _, aerr := d.tree.Add(cfg); aerr != nil {
+				err = errors.Join(err, aerr)
+			}
+			continue
+		}
 		r := proc.NewRunner(want[id], proc.Options{Layout: d.cfg.Layout, Init: d.cfg.Init,
-			InitEnv: d.cfg.InitEnv, HookTimeout: d.cfg.HookTimeout, Pool: d.pool})
+			InitEnv: d.cfg.InitEnv, HookTimeout: d.cfg.HookTimeout, Pool: d.pool,
+			NoIsolation: d.cfg.NoIsolation, Log: d.log})
 		next.runners[id] = r
-		if _, aerr := d.tree.Add(d.supervisorConfig(id, want[id], r)); aerr != nil {
+		scfg := d.supervisorConfig(id, want[id], r)
+		// A live init (left by a daemon that died) is adopted, not started again.
+		if p, aerr := proc.Adopt(d.cfg.Layout, id.Job, id.Process); aerr == nil {
+			scfg.Adopt = p
+			d.log.Info("adopted", "process", id.String(), "pid", p.PID())
+		}
+		scfg.Unmonitored = keepDown
+		if _, aerr := d.tree.Add(scfg); aerr != nil {
 			err = errors.Join(err, aerr)
 		}
+	}
+	if serr := d.swapEngine(next); serr != nil {
+		next.problems = append(next.problems, control.Problem{Severity: "error", Message: serr.Error()})
 	}
 	res.Problems = next.problems
 	d.cur.Store(next)
 	d.changes.notify()
-	return res, errors.Join(err, d.startAll(ctx, start))
+	return res, errors.Join(err, d.startInOrder(ctx, next.monit, toStart))
 }
 
 // wanted lists every process that should run: all processes of every job
@@ -171,5 +227,6 @@ func (d *Daemon) onChange(st supervise.Status) {
 		args = append(args, "last_exit", st.LastExit.String())
 	}
 	d.log.Info("state", args...)
+	d.monitEvent(st)
 	d.changes.notify()
 }

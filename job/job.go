@@ -49,7 +49,10 @@ type Process struct {
 	AdditionalVolumes  []Volume
 	Unsafe             Unsafe
 	ShutdownSignal     syscall.Signal // SIGTERM (default) or SIGINT
-	Source             Source
+	// User is vigil's `user: NAME[:GROUP]` key (bpm has none and always uses
+	// vcap): the identity the executable runs as; "" means vcap.
+	User   string
+	Source Source
 
 	at *origin // where the process was parsed; nil for a Process built by hand
 }
@@ -72,6 +75,11 @@ type Limits struct {
 	OpenFiles    *uint64 // RLIMIT_NOFILE, soft = hard
 	Processes    *int64  // pids cgroup limit
 	CoreFileSize *uint64 // RLIMIT_CORE, soft = hard
+
+	// vigil's own keys (bpm has no CPU limits):
+	CPUWeight *uint64 // relative CPU share, 1..10000 (cgroup v2 cpu.weight; 100 is the default)
+	CPUQuota  *uint64 // CPU time as a percentage of one CPU, e.g. 150 for one and a half CPUs
+	CPUSet    string  // CPUs the process may run on, e.g. "0-1,4"; "" for all
 }
 
 // Volume is an additional_volumes or unrestricted_volumes entry.
@@ -109,12 +117,13 @@ func (p Process) Equal(q Process) bool {
 		p.Unsafe.Privileged == q.Unsafe.Privileged &&
 		slices.Equal(p.Unsafe.UnrestrictedVolumes, q.Unsafe.UnrestrictedVolumes) &&
 		p.Unsafe.HostPIDNamespace == q.Unsafe.HostPIDNamespace &&
-		p.ShutdownSignal == q.ShutdownSignal
+		p.ShutdownSignal == q.ShutdownSignal && p.User == q.User
 }
 
 func (l Limits) equal(m Limits) bool {
 	return ptrEqual(l.Memory, m.Memory) && ptrEqual(l.OpenFiles, m.OpenFiles) &&
-		ptrEqual(l.Processes, m.Processes) && ptrEqual(l.CoreFileSize, m.CoreFileSize)
+		ptrEqual(l.Processes, m.Processes) && ptrEqual(l.CoreFileSize, m.CoreFileSize) &&
+		ptrEqual(l.CPUWeight, m.CPUWeight) && ptrEqual(l.CPUQuota, m.CPUQuota) && l.CPUSet == m.CPUSet
 }
 
 func ptrEqual[T comparable](a, b *T) bool {

@@ -28,6 +28,7 @@ var processKeys = keyTable[Process]{
 	"additional_volumes": func(c *collector, n *yaml.Node, f string, p *Process) { p.AdditionalVolumes = volumes(c, n, f) },
 	"unsafe":             func(c *collector, n *yaml.Node, f string, p *Process) { decodeMap(c, n, f, unsafeKeys, &p.Unsafe) },
 	"shutdown_signal":    func(c *collector, n *yaml.Node, f string, p *Process) { p.ShutdownSignal = shutdownSignal(c, n, f) },
+	"user":               func(c *collector, n *yaml.Node, f string, p *Process) { p.User = str(c, n, f) }, // vigil's own
 }
 
 var hooksKeys = keyTable[Hooks]{
@@ -39,6 +40,10 @@ var limitsKeys = keyTable[Limits]{
 	"open_files":     func(c *collector, n *yaml.Node, f string, l *Limits) { l.OpenFiles = optUint(c, n, f) },
 	"processes":      func(c *collector, n *yaml.Node, f string, l *Limits) { l.Processes = optInt(c, n, f) },
 	"core_file_size": func(c *collector, n *yaml.Node, f string, l *Limits) { l.CoreFileSize = optUint(c, n, f) },
+	// vigil's own:
+	"cpu_weight": func(c *collector, n *yaml.Node, f string, l *Limits) { l.CPUWeight = optUint(c, n, f) },
+	"cpu_quota":  func(c *collector, n *yaml.Node, f string, l *Limits) { l.CPUQuota = optUint(c, n, f) },
+	"cpuset":     func(c *collector, n *yaml.Node, f string, l *Limits) { l.CPUSet = str(c, n, f) },
 }
 
 var volumeKeys = keyTable[Volume]{

@@ -159,7 +159,7 @@ func TestUnknownKeyWarnings(t *testing.T) {
   shutdown_singal: INT
   Name: x
   health: {}
-  limits: {memroy: 1G, cpu_weight: 3}
+  limits: {memroy: 1G, cpu_wieght: 3}
   hooks: {pre_strat: /x, pre_start: /bin/pre}
   unsafe: {privilegd: true}
   additional_volumes:
@@ -176,7 +176,7 @@ processs: []
 		{5, "processes[0].Name", `unknown key "Name" (did you mean "name"?)`},
 		{6, "processes[0].health", `unknown key "health"`},
 		{7, "processes[0].limits.memroy", `unknown key "memroy" (did you mean "memory"?)`},
-		{7, "processes[0].limits.cpu_weight", `unknown key "cpu_weight"`},
+		{7, "processes[0].limits.cpu_wieght", `unknown key "cpu_wieght" (did you mean "cpu_weight"?)`},
 		{8, "processes[0].hooks.pre_strat", `unknown key "pre_strat" (did you mean "pre_start"?)`},
 		{9, "processes[0].unsafe.privilegd", `unknown key "privilegd" (did you mean "privileged"?)`},
 		{12, "processes[0].additional_volumes[0].writeable", `unknown key "writeable" (did you mean "writable"?)`},

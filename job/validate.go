@@ -71,6 +71,7 @@ func checkProcess(c *collector, l boshpath.Layout, p *Process) {
 			c.check(index(p.field("capabilities"), i), nil, "%s", msg)
 		}
 	}
+	checkExtras(c, p)
 	for _, k := range slices.Sorted(maps.Keys(p.Env)) {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			c.check(p.field("env."+k), nil, "invalid environment variable name %q", k)

@@ -22,8 +22,13 @@ import (
 // its fds 1 and 2, and returns it with the launch to send it.
 func (r *Runner) spawnInit(stdout, stderr *os.File) (*spare, procinit.Launch, error) {
 	launch := r.launch()
-	s, err := startInit(r.opts.Init, r.opts.InitEnv, launch.Label, stdout, stderr)
+	iso, err := r.isolate(&launch)
 	if err != nil {
+		return nil, procinit.Launch{}, err
+	}
+	s, err := startInit(r.opts.Init, r.opts.InitEnv, launch.Label, stdout, stderr, iso.cloneFlags)
+	if err != nil {
+		_ = iso.group.Remove()
 		return nil, procinit.Launch{}, err
 	}
 	return s, launch, nil

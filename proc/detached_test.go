@@ -20,7 +20,7 @@ import (
 func (f *fixture) newRunner(name, behaviour string, extra ...string) *Runner {
 	self, _ := os.Executable()
 	return NewRunner(f.process(name, behaviour, extra...),
-		Options{Layout: f.layout, Init: self, InitEnv: []string{"GORACE=" + testproc.NoRaceExitDelay}})
+		Options{Layout: f.layout, Init: self, InitEnv: []string{"GORACE=" + testproc.NoRaceExitDelay}, NoIsolation: true})
 }
 
 // detached starts a detached init and makes sure it is gone after the test.

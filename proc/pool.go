@@ -7,6 +7,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vigil-bosh/vigil/sandbox"
 )
 
 // Pool keeps inits started ahead of need, so that a restart does not wait
@@ -15,12 +17,13 @@ import (
 // launch; it opens the process's log files itself once it gets one. The pool
 // owns one goroutine, which refills it; Close stops it and ends the spares.
 type Pool struct {
-	init   string
-	env    []string
-	spares chan *spare
-	wake   chan struct{}
-	stop   chan struct{}
-	done   chan struct{}
+	init       string
+	env        []string
+	cloneFlags uintptr // namespaces the spares are created in
+	spares     chan *spare
+	wake       chan struct{}
+	stop       chan struct{}
+	done       chan struct{}
 }
 
 // spare is an init that runs and waits for its launch on ctrl.
@@ -31,17 +34,25 @@ type spare struct {
 
 // NewPool starts a pool that keeps size spare inits of the binary init
 // (started with env added to their environment). A size below 1 means 1.
-func NewPool(init string, env []string, size int) *Pool {
-	p := &Pool{init: init, env: env, spares: make(chan *spare, max(size, 1)),
+// With isolated, spares are created in a PID namespace of their own when
+// vigil runs as root (a spare's namespace is fresh, so any isolated process
+// can use it); only processes started the same way take them.
+func NewPool(init string, env []string, size int, isolated bool) *Pool {
+	var flags uintptr
+	if isolated && os.Geteuid() == 0 && sandbox.HasCapability(unix.CAP_SYS_ADMIN) {
+		flags = unix.CLONE_NEWPID
+	}
+	p := &Pool{init: init, env: env, cloneFlags: flags, spares: make(chan *spare, max(size, 1)),
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go p.fill()
 	return p
 }
 
-// take returns a spare, or nil when none is ready (or p is nil). Either way
-// it asks for the pool to be refilled.
-func (p *Pool) take() *spare {
-	if p == nil {
+// take returns a spare created with cloneFlags, or nil when none is ready
+// (or p is nil, or its spares are created otherwise). Either way it asks for
+// the pool to be refilled.
+func (p *Pool) take(cloneFlags uintptr) *spare {
+	if p == nil || p.cloneFlags != cloneFlags {
 		return nil
 	}
 	defer p.poke()
@@ -64,7 +75,7 @@ func (p *Pool) fill() {
 	defer close(p.done)
 	for {
 		for len(p.spares) < cap(p.spares) {
-			s, err := startInit(p.init, p.env, "", nil, nil)
+			s, err := startInit(p.init, p.env, "", nil, nil, p.cloneFlags)
 			if err != nil {
 				break // spawns fall back to a fresh init; try again when woken
 			}
@@ -107,8 +118,8 @@ func (s *spare) discard() {
 
 // startInit starts the init binary as "init [LABEL]" in a session of its
 // own, with stdout and stderr (nil: /dev/null) and its end of a fresh
-// control socket on fd 3.
-func startInit(init string, env []string, label string, stdout, stderr *os.File) (*spare, error) {
+// control socket on fd 3, in the namespaces cloneFlags asks for.
+func startInit(init string, env []string, label string, stdout, stderr *os.File, cloneFlags uintptr) (*spare, error) {
 	// Our end is non-blocking so that its reader waits in the poller, not
 	// in a thread of its own; the init's end blocks.
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
@@ -130,7 +141,7 @@ func startInit(init string, env []string, label string, stdout, stderr *os.File)
 		Env:         append([]string{"GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1", "GOGC=50"}, env...),
 		Dir:         "/",
 		ExtraFiles:  []*os.File{theirs},
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Cloneflags: cloneFlags},
 	}
 	if stdout != nil {
 		cmd.Stdout = stdout

@@ -51,7 +51,7 @@ func (f *fixture) process(name, behaviour string, extra ...string) job.Process {
 func (f *fixture) start(p job.Process, opts ...func(*Options)) (*Runner, supervise.Process) {
 	f.t.Helper()
 	self, _ := os.Executable()
-	o := Options{Layout: f.layout, Init: self, InitEnv: []string{"GORACE=" + testproc.NoRaceExitDelay}}
+	o := Options{Layout: f.layout, Init: self, InitEnv: []string{"GORACE=" + testproc.NoRaceExitDelay}, NoIsolation: true}
 	for _, fn := range opts {
 		fn(&o)
 	}
@@ -132,11 +132,15 @@ func TestInitContract(t *testing.T) {
 func TestPooledInit(t *testing.T) {
 	f := newFixture(t)
 	self, _ := os.Executable()
-	pool := NewPool(self, []string{"GORACE=" + testproc.NoRaceExitDelay}, 1)
+	pool := NewPool(self, []string{"GORACE=" + testproc.NoRaceExitDelay}, 1, false)
 	t.Cleanup(pool.Close)
 	for i := range 2 {
 		s := <-pool.spares // wait until a spare is ready, and put it back
-		pool.spares <- s
+		select {
+		case pool.spares <- s:
+		default: // the pool refilled meanwhile: one spare is enough
+			s.discard()
+		}
 		_, pr := f.start(f.process("pooled", "serve"), func(o *Options) { o.Pool = pool })
 		if cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pr.PID())); strings.Count(string(cmdline), "\x00") != 2 {
 			t.Fatalf("start %d did not use the spare: %q", i, cmdline)
@@ -374,7 +378,7 @@ func TestPersistentDiskMissing(t *testing.T) {
 	p := f.process("store", "serve")
 	p.PersistentDisk = true
 	self, _ := os.Executable()
-	_, err := NewRunner(p, Options{Layout: f.layout, Init: self}).Start(context.Background())
+	_, err := NewRunner(p, Options{Layout: f.layout, Init: self, NoIsolation: true}).Start(context.Background())
 	if err == nil || err.Error() != "requested persistent disk does not exist" {
 		t.Fatalf("got %v", err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/vigil-bosh/vigil/pidfile"
 	"github.com/vigil-bosh/vigil/procinit"
+	"github.com/vigil-bosh/vigil/sandbox/cgroup"
 	"github.com/vigil-bosh/vigil/supervise"
 )
 
@@ -31,6 +32,7 @@ type Process struct {
 	sendMu  sync.Mutex    // one writer at a time on ctrl
 	reopen  chan struct{} // a reopen took effect (buffered: the watcher never blocks)
 	exited  chan struct{} // closed once the init is reaped
+	group   *cgroup.Group // the executable's cgroup, if any (set before watch starts)
 }
 
 func newProcess(cmd *exec.Cmd, ctrl *os.File, pidPath string) *Process {
@@ -53,6 +55,7 @@ func (p *Process) Kill() error {
 	if pid := int(p.execPID.Load()); pid > 0 {
 		_ = unix.Kill(-pid, unix.SIGKILL)
 	}
+	p.group.Kill()
 	if err := p.send(procinit.Command{Cmd: procinit.CmdKill}); err != nil {
 		return p.ForceKill()
 	}
@@ -64,6 +67,7 @@ func (p *Process) ForceKill() error {
 	if pid := int(p.execPID.Load()); pid > 0 {
 		_ = unix.Kill(-pid, unix.SIGKILL)
 	}
+	p.group.Kill()
 	err := p.cmd.Process.Kill()
 	if errors.Is(err, os.ErrProcessDone) {
 		return nil
@@ -100,7 +104,7 @@ func (p *Process) watch() {
 		switch r.Event {
 		case procinit.EventRunning:
 			p.execPID.Store(int64(r.PID))
-			p.events <- supervise.ProcessEvent{Running: true, ExecPID: r.PID}
+			p.events <- supervise.ProcessEvent{Running: true, ExecPID: r.PID, Warnings: r.Warnings}
 		case procinit.EventReopen:
 			select {
 			case p.reopen <- struct{}{}:
@@ -109,13 +113,15 @@ func (p *Process) watch() {
 		case procinit.EventExit, procinit.EventFailed:
 			if last.Event == "" {
 				last = r
-				p.events <- supervise.ProcessEvent{Exit: exitFrom(r, nil), Reaped: p.exited}
+				p.events <- supervise.ProcessEvent{Exit: p.oom(exitFrom(r, nil)), Reaped: p.exited}
 			}
 		}
 	}
 	_ = p.cmd.Wait()
+	p.group.Kill() // nothing of the process outlives its init
 	close(p.exited)
 	p.ctrl.Close()
+	defer func() { _ = p.group.Remove() }()
 	if last.Event != "" {
 		return
 	}
@@ -127,7 +133,16 @@ func (p *Process) watch() {
 			_ = pidfile.Remove(p.pidPath)
 		}
 	}
-	p.events <- supervise.ProcessEvent{Exit: exitFrom(last, p.cmd.ProcessState)}
+	p.events <- supervise.ProcessEvent{Exit: p.oom(exitFrom(last, p.cmd.ProcessState))}
+}
+
+// oom marks an exit by SIGKILL as the OOM killer's when the process's
+// cgroup recorded an OOM kill.
+func (p *Process) oom(e supervise.Exit) supervise.Exit {
+	if e.Signal == syscall.SIGKILL && p.group.OOMKills() > 0 {
+		e.OOM = true
+	}
+	return e
 }
 
 // exitFrom prefers the init's own report; an init that died without one
@@ -136,7 +151,7 @@ func exitFrom(r procinit.Report, ps *os.ProcessState) supervise.Exit {
 	e := supervise.Exit{At: time.Now()}
 	switch r.Event {
 	case procinit.EventExit:
-		e.Code, e.Signal = r.Code, syscall.Signal(r.Signal)
+		e.Code, e.Signal, e.OOM = r.Code, syscall.Signal(r.Signal), r.OOM
 		return e
 	case procinit.EventFailed:
 		e.Err = r.Error

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync/atomic"
 	"time"
@@ -34,6 +35,17 @@ type Options struct {
 	// Pool, if set, supplies spare inits so that a start does not wait for
 	// one to start up. Nil starts a fresh init every time.
 	Pool *Pool
+	// NoIsolation runs processes as plain children of their init, with no
+	// namespaces, root, user, capabilities, seccomp, limits or cgroup (tests
+	// whose executables live outside the BOSH root). Otherwise a process is
+	// isolated as bpm's are when vigil runs as root, and runs with a warning
+	// when it does not.
+	NoIsolation bool
+	// User replaces vcap as the default identity (tests on machines
+	// without a vcap user); "" means vcap.
+	User string
+	// Log, if set, receives the warnings of each start.
+	Log *slog.Logger
 }
 
 // DefaultHookTimeout bounds a pre_start hook. bpm has none of its own; monit's
@@ -65,8 +77,16 @@ func (r *Runner) Start(context.Context) (supervise.Process, error) {
 		return nil, err
 	}
 	launch := r.launch()
-	if s := r.opts.Pool.take(); s != nil {
+	iso, err := r.isolate(&launch)
+	if err != nil {
+		return nil, err
+	}
+	if len(launch.Warnings) > 0 && r.opts.Log != nil {
+		r.opts.Log.Warn("isolation not enforced", "process", launch.Label, "warnings", launch.Warnings)
+	}
+	if s := r.opts.Pool.take(iso.cloneFlags); s != nil {
 		pr := newProcess(s.cmd, s.ctrl, l.PidFile(p.Job, p.Name))
+		pr.group = iso.group
 		if pr.send(launch) == nil {
 			r.current.Store(pr)
 			go pr.watch()
@@ -74,11 +94,13 @@ func (r *Runner) Start(context.Context) (supervise.Process, error) {
 		}
 		s.discard() // a spare that died waiting: start a fresh one
 	}
-	s, err := startInit(r.opts.Init, r.opts.InitEnv, launch.Label, nil, nil)
+	s, err := startInit(r.opts.Init, r.opts.InitEnv, launch.Label, nil, nil, iso.cloneFlags)
 	if err != nil {
+		_ = iso.group.Remove()
 		return nil, fmt.Errorf("start %s: %w", launch.Label, err)
 	}
 	pr := newProcess(s.cmd, s.ctrl, l.PidFile(p.Job, p.Name))
+	pr.group = iso.group
 	if err := pr.send(launch); err != nil {
 		_ = s.cmd.Process.Kill() // the init cannot run without its launch
 	}

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vigil-bosh/vigil/sandbox"
+	"github.com/vigil-bosh/vigil/sandbox/cgroup"
 )
 
 // Main runs the init. It reads the Launch from fd 3 and returns the exit
@@ -19,6 +22,9 @@ import (
 // killed it, or one of the Exit* codes when it never ran. It is meant to be
 // the whole life of the process: call it from main and exit with its result.
 func Main() int {
+	if len(os.Args) > 2 && os.Args[2] == EnterArg {
+		return sandbox.Exec(ControlFD, ControlFD+1)
+	}
 	// Children get SIGKILL when the thread that forked them ends (see
 	// spawn). Pinning the main goroutine keeps that thread alive exactly as
 	// long as the init.
@@ -153,7 +159,7 @@ func (it *initProc) run() int {
 			return it.fail(code, "%s", msg)
 		}
 	}
-	pid, err := it.spawn(it.launch.Path, it.launch.Args, it.launch.Dir)
+	pid, hostPID, err := it.spawnExecutable()
 	if err != nil {
 		return it.fail(ExitExecFailed, "exec %s: %v", it.launch.Path, err)
 	}
@@ -163,15 +169,23 @@ func (it *initProc) run() int {
 	if err := it.writePidFile(); err != nil {
 		return it.fail(ExitBadLaunch, "%v", err)
 	}
-	it.report(Report{Event: EventRunning, PID: pid})
+	it.report(Report{Event: EventRunning, PID: hostPID, Warnings: it.launch.Warnings})
 	for !it.done {
 		it.step(nil)
 	}
 	it.killAll() // bpm's PID namespace would take the rest down with it
+	oom := false
+	if sb := it.launch.Sandbox; sb != nil && len(sb.Cgroups) > 0 {
+		// Whatever escaped the init's tree is still in the cgroup. The init
+		// removes it (there is no daemon after a detached start).
+		g := cgroup.Open(sb.Cgroups)
+		oom = g.OOMKills() > 0
+		_ = g.Remove()
+	}
 	it.removePidFile()
 	dropped := it.finishOutput()
 	code, sig := exitOf(it.status)
-	it.report(Report{Event: EventExit, Code: code, Signal: sig, Dropped: dropped})
+	it.report(Report{Event: EventExit, Code: code, Signal: sig, Dropped: dropped, OOM: oom && sig == int(unix.SIGKILL)})
 	if sig != 0 {
 		return 128 + sig
 	}
@@ -311,6 +325,10 @@ func (it *initProc) killAll() {
 		}
 		// Children remain and none has ended yet: kill them all, then block
 		// until one is reaped (its own children come to the init meanwhile).
+		// As PID 1 of its own namespace the init kills everything else in it.
+		if os.Getpid() == 1 {
+			_ = unix.Kill(-1, unix.SIGKILL)
+		}
 		for _, c := range childrenOf(os.Getpid()) {
 			_ = unix.Kill(c, unix.SIGKILL)
 		}

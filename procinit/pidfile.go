@@ -1,7 +1,7 @@
 package procinit
 
 import (
-	"os"
+	"github.com/vigil-bosh/vigil/sandbox"
 
 	"github.com/vigil-bosh/vigil/pidfile"
 )
@@ -11,7 +11,7 @@ func (it *initProc) writePidFile() error {
 	if it.launch.PidFile == "" {
 		return nil
 	}
-	return pidfile.Write(it.launch.PidFile, os.Getpid())
+	return pidfile.Write(it.launch.PidFile, sandbox.HostPID())
 }
 
 // removePidFile deletes Launch.PidFile if it still names this init: a file
@@ -20,7 +20,7 @@ func (it *initProc) removePidFile() {
 	if it.launch.PidFile == "" {
 		return
 	}
-	if pid, err := pidfile.Read(it.launch.PidFile); err == nil && pid == os.Getpid() {
+	if pid, err := pidfile.Read(it.launch.PidFile); err == nil && pid == sandbox.HostPID() {
 		_ = pidfile.Remove(it.launch.PidFile)
 	}
 }

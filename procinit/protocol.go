@@ -14,10 +14,17 @@ package procinit
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/vigil-bosh/vigil/sandbox"
 )
 
 // ControlFD is the descriptor of the control socket in the init.
 const ControlFD = 3
+
+// EnterArg, after "init", makes the binary the sandbox helper instead of an
+// init: "vigil init --enter" reads a sandbox.Spec on fd 3, reports on fd 4
+// and execs the confined executable (see sandbox.Exec).
+const EnterArg = "--enter"
 
 // Launch is the first message from the supervisor: what to run and how.
 type Launch struct {
@@ -34,6 +41,14 @@ type Launch struct {
 	// the executable runs, and removed once everything has ended. A detached
 	// init (no supervisor holds its socket) keeps bpm's pid file this way.
 	PidFile string `json:"pid_file,omitempty"`
+	// Sandbox, if set, confines the executable (see package sandbox): the
+	// init starts it through a helper created in fresh namespaces, which
+	// assembles its root and drops its privileges before the exec. The hook
+	// is not confined. Nil runs the executable as the init's plain child.
+	Sandbox *sandbox.Spec `json:"sandbox,omitempty"`
+	// Warnings are what the supervisor could not enforce; the init passes
+	// them on, with its own, in the running report.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Command is a request from the supervisor after the launch.
@@ -55,6 +70,10 @@ type Report struct {
 	Signal  int    `json:"signal,omitempty"`  // exit: the signal that killed it
 	Error   string `json:"error,omitempty"`   // failed: why it never ran
 	Dropped int64  `json:"dropped,omitempty"` // exit: output bytes lost to write errors
+	// OOM (exit): the executable's cgroup recorded an OOM kill.
+	OOM bool `json:"oom,omitempty"`
+	// Warnings (running) name the isolation and limits not enforced.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // The report events.

@@ -37,12 +37,14 @@ func (t Timing) stage(i int) time.Duration {
 type eventKind int
 
 const (
-	evStart   eventKind = iota // operator: be up
-	evStop                     // operator: be down
-	evRestart                  // operator: go down, then up
-	evRunning                  // the process reported that the executable runs
-	evExit                     // the process (or the attempt to spawn it) ended
-	evTimer                    // the machine's single timer fired
+	evStart     eventKind = iota // operator: be up
+	evStop                       // operator: be down
+	evRestart                    // operator: go down, then up
+	evRunning                    // the process reported that the executable runs
+	evExit                       // the process (or the attempt to spawn it) ended
+	evTimer                      // the machine's single timer fired
+	evMonitor                    // operator: supervise again (and be up)
+	evUnmonitor                  // operator: stop supervising; leave the process as it is
 )
 
 type event struct {
@@ -71,16 +73,19 @@ type effect struct {
 // machine is the whole state of one supervised process that transitions
 // depend on. It is a value: next returns a new one.
 type machine struct {
-	state     State
-	wantUp    bool            // the operator wants it running
-	thenStart bool            // while Stopping: start again once it is down
-	stage     int             // while Stopping: 1 signal sent, 2 QUIT sent, 3 killed, 4 forced
-	gen       int             // number of spawns so far
-	restarts  int             // automatic restarts so far
-	history   restart.History // the restart policy's memory
-	startedAt time.Time       // time of the last spawn
-	since     time.Time       // time of the last state change
-	lastExit  *Exit
+	state  State
+	wantUp bool // the operator wants it running
+	// unmonitored: an exit is not restarted and a pending restart is
+	// dropped; the process itself is not touched (monit's unmonitor).
+	unmonitored bool
+	thenStart   bool            // while Stopping: start again once it is down
+	stage       int             // while Stopping: 1 signal sent, 2 QUIT sent, 3 killed, 4 forced
+	gen         int             // number of spawns so far
+	restarts    int             // automatic restarts so far
+	history     restart.History // the restart policy's memory
+	startedAt   time.Time       // time of the last spawn
+	since       time.Time       // time of the last state change
+	lastExit    *Exit
 }
 
 // next is the transition function: given the machine, an event and the time
@@ -89,8 +94,10 @@ func next(m machine, ev event, now time.Time, t Timing) (machine, []effect) {
 	old := m.state
 	var fx []effect
 	switch ev.kind {
-	case evStart:
+	case evStart, evMonitor:
 		m, fx = onStart(m, now)
+	case evUnmonitor:
+		m, fx = onUnmonitor(m)
 	case evStop:
 		m, fx = onStop(m, t)
 	case evRestart:
@@ -119,6 +126,7 @@ func spawn(m machine, now time.Time) (machine, []effect) {
 
 func onStart(m machine, now time.Time) (machine, []effect) {
 	m.wantUp = true
+	m.unmonitored = false
 	switch m.state {
 	case Stopped, Failed:
 		if m.state == Failed {
@@ -151,7 +159,19 @@ func onStop(m machine, t Timing) (machine, []effect) {
 	return m, nil // Stopped, Stopping: already on the way down
 }
 
+// onUnmonitor stops supervising: a pending restart is dropped (the process
+// is already gone), a running or starting process is left alone.
+func onUnmonitor(m machine) (machine, []effect) {
+	m.unmonitored = true
+	if m.state == Backoff {
+		m.state = Stopped
+		return m, []effect{{kind: fxDisarm}}
+	}
+	return m, nil
+}
+
 func onRestart(m machine, now time.Time, t Timing) (machine, []effect) {
+	m.unmonitored = false
 	switch m.state {
 	case Starting, Running:
 		m, fx := onStop(m, t)
@@ -179,6 +199,10 @@ func onExit(m machine, e Exit, now time.Time, t Timing) (machine, []effect) {
 		m.state = Stopped
 		return m, fx
 	case Starting, Running:
+		if m.unmonitored {
+			m.state = Stopped // not supervised: nobody restarts it
+			return m, nil
+		}
 		d, h := t.Restart.Next(m.history, m.startedAt, now)
 		m.history = h
 		switch {

@@ -47,30 +47,36 @@ func TestNextEveryPair(t *testing.T) {
 		Stopped: {
 			evStart: {Starting, fxs(fxSpawn)}, evStop: {Stopped, nil}, evRestart: {Starting, fxs(fxSpawn)},
 			evRunning: {Stopped, nil}, evExit: {Stopped, nil}, evTimer: {Stopped, nil},
+			evMonitor: {Starting, fxs(fxSpawn)}, evUnmonitor: {Stopped, nil},
 		},
 		Starting: {
 			evStart: {Starting, nil}, evStop: {Stopping, fxs(fxSignal, fxArm)}, evRestart: {Stopping, fxs(fxSignal, fxArm)},
 			evRunning: {Running, nil}, evExit: {Starting, fxs(fxSpawn)}, evTimer: {Starting, nil},
+			evMonitor: {Starting, nil}, evUnmonitor: {Starting, nil},
 		},
 		Running: {
 			evStart: {Running, nil}, evStop: {Stopping, fxs(fxSignal, fxArm)}, evRestart: {Stopping, fxs(fxSignal, fxArm)},
 			evRunning: {Running, nil}, evExit: {Starting, fxs(fxSpawn)}, evTimer: {Running, nil},
+			evMonitor: {Running, nil}, evUnmonitor: {Running, nil},
 		},
 		Backoff: {
 			evStart: {Starting, fxs(fxDisarm, fxSpawn)}, evStop: {Stopped, fxs(fxDisarm)}, evRestart: {Starting, fxs(fxDisarm, fxSpawn)},
 			evRunning: {Backoff, nil}, evExit: {Backoff, nil}, evTimer: {Starting, fxs(fxSpawn)},
+			evMonitor: {Starting, fxs(fxDisarm, fxSpawn)}, evUnmonitor: {Stopped, fxs(fxDisarm)},
 		},
 		Stopping: {
 			evStart: {Stopping, nil}, evStop: {Stopping, nil}, evRestart: {Stopping, nil},
 			evRunning: {Stopping, nil}, evExit: {Stopped, fxs(fxDisarm)}, evTimer: {Stopping, fxs(fxSignal, fxArm)},
+			evMonitor: {Stopping, nil}, evUnmonitor: {Stopping, nil},
 		},
 		Failed: {
 			evStart: {Starting, fxs(fxSpawn)}, evStop: {Stopped, nil}, evRestart: {Starting, fxs(fxSpawn)},
 			evRunning: {Failed, nil}, evExit: {Failed, nil}, evTimer: {Failed, nil},
+			evMonitor: {Starting, fxs(fxSpawn)}, evUnmonitor: {Failed, nil},
 		},
 	}
 	for s := Stopped; s <= Failed; s++ {
-		for k := evStart; k <= evTimer; k++ {
+		for k := evStart; k <= evUnmonitor; k++ {
 			w, ok := table[s][k]
 			if !ok {
 				t.Fatalf("table lacks (%s, %d)", s, k)
@@ -166,5 +172,29 @@ func TestExitString(t *testing.T) {
 		if got := tt.e.String(); got != tt.want {
 			t.Errorf("%+v: got %q, want %q", tt.e, got, tt.want)
 		}
+	}
+}
+
+// TestUnmonitor: an unmonitored process that exits is left down; start and
+// monitor supervise it again; stop works while unmonitored.
+func TestUnmonitor(t *testing.T) {
+	m, fx := next(in(Running), event{kind: evUnmonitor}, t0, Timing{})
+	if !m.unmonitored || m.state != Running || fx != nil {
+		t.Fatalf("unmonitor touched the process: %+v %v", m, fx)
+	}
+	m, fx = next(m, event{kind: evExit, exit: Exit{Code: 3}}, t0, Timing{})
+	if m.state != Stopped || fx != nil || !m.wantUp || m.lastExit.Code != 3 {
+		t.Fatalf("unmonitored exit: %+v %v", m, fx)
+	}
+	for _, k := range []eventKind{evStart, evMonitor, evRestart} {
+		m2, fx := next(m, event{kind: k}, t0, Timing{})
+		if m2.unmonitored || m2.state != Starting || !slices.Equal(kindsOf(fx), fxs(fxSpawn)) {
+			t.Fatalf("event %d after unmonitor: %+v %v", k, m2, fx)
+		}
+	}
+	m, _ = next(in(Running), event{kind: evUnmonitor}, t0, Timing{})
+	m, fx = next(m, event{kind: evStop}, t0, Timing{})
+	if m.state != Stopping || !m.unmonitored || !slices.Equal(kindsOf(fx), fxs(fxSignal, fxArm)) {
+		t.Fatalf("stop while unmonitored: %+v %v", m, fx)
 	}
 }

@@ -34,6 +34,9 @@ type ProcessEvent struct {
 	Running bool // the executable runs (else: the process exited)
 	ExecPID int  // with Running: the executable's pid
 	Exit    Exit // without Running: how it ended
+	// Warnings (with Running) name what isolation or limits are not
+	// enforced for this instance.
+	Warnings []string
 	// Reaped, if not nil, is closed once the process itself (the pid-file
 	// process) is gone: an exit may be reported while it is still ending.
 	// A restart does not wait for it; a stop settles only after it.
@@ -48,14 +51,17 @@ func (id ID) String() string { return id.Job + "/" + id.Process }
 // Status is an immutable snapshot of one supervised process.
 type Status struct {
 	ID
-	State    State
-	WantUp   bool
-	PID      int // pid-file pid while a process exists, else 0
-	ExecPID  int // the executable's pid while running, else 0
-	Restarts int // automatic restarts so far
-	Gen      int // spawns so far
-	Since    time.Time
-	LastExit *Exit
+	State  State
+	WantUp bool
+	// Unmonitored: the process is left alone (an exit is not restarted).
+	Unmonitored bool
+	PID         int // pid-file pid while a process exists, else 0
+	ExecPID     int // the executable's pid while running, else 0
+	Restarts    int // automatic restarts so far
+	Gen         int // spawns so far
+	Since       time.Time
+	LastExit    *Exit
+	Warnings    []string // of the latest instance to run: isolation or limits not enforced
 }
 
 // Verb is an operator's request.
@@ -66,6 +72,8 @@ const (
 	VerbStart Verb = iota
 	VerbStop
 	VerbRestart
+	VerbMonitor   // supervise again; start the process if it is not up
+	VerbUnmonitor // stop supervising; leave the process as it is
 )
 
 // Config configures a Supervisor.
@@ -76,6 +84,13 @@ type Config struct {
 	// OnChange, if set, is called from the supervisor's goroutine after each
 	// change of its Status. It must not block.
 	OnChange func(Status)
+	// Adopt, if set, is a process that already runs (found after a daemon
+	// restart): the supervisor begins in Running with it, wanted up, and
+	// restarts it as usual when it exits.
+	Adopt Process
+	// Unmonitored starts the supervisor unmonitored (kept across a daemon
+	// restart): an adopted process is then left alone.
+	Unmonitored bool
 }
 
 type command struct {
@@ -171,13 +186,14 @@ var ErrNotRunning = errors.New("process is not running")
 // loop is the state of the goroutine that runs the machine.
 type loop struct {
 	*Supervisor
-	ctx     context.Context
-	m       machine
-	proc    Process
-	pid     int
-	execPID int
-	timer   *time.Timer
-	waiters []waiter
+	ctx      context.Context
+	m        machine
+	proc     Process
+	pid      int
+	execPID  int
+	warnings []string // of the latest instance to run
+	timer    *time.Timer
+	waiters  []waiter
 	// While stopping, an exit whose process is still ending waits here
 	// until reaped is closed.
 	pending *Exit
@@ -192,6 +208,20 @@ func (s *Supervisor) Run(ctx context.Context) {
 	l.timer.Stop()
 	defer l.timer.Stop()
 	l.m.since = time.Now()
+	l.m.unmonitored = s.cfg.Unmonitored
+	if p := s.cfg.Adopt; p != nil {
+		l.proc, l.pid = p, p.PID()
+		l.m.state, l.m.wantUp, l.m.gen, l.m.startedAt = Running, true, 1, l.m.since
+		select { // a Running report already waiting is part of the adoption
+		case pe, ok := <-p.Events():
+			if ok && pe.Running {
+				l.execPID = pe.ExecPID
+			} else {
+				l.processEvent(pe, ok)
+			}
+		default:
+		}
+	}
 	l.publish()
 	for {
 		var events <-chan ProcessEvent
@@ -225,8 +255,13 @@ func (l *loop) command(c command) {
 		c.errc <- l.proc.Signal(c.sig)
 		return
 	}
-	kinds := [...]eventKind{VerbStart: evStart, VerbStop: evStop, VerbRestart: evRestart}
+	kinds := [...]eventKind{VerbStart: evStart, VerbStop: evStop, VerbRestart: evRestart,
+		VerbMonitor: evMonitor, VerbUnmonitor: evUnmonitor}
 	l.handle(event{kind: kinds[c.verb]})
+	if c.verb == VerbUnmonitor {
+		c.reply <- l.Status() // settles at once: nothing is done to the process
+		return
+	}
 	w := waiter{up: c.verb != VerbStop, minGen: l.m.gen, reply: c.reply}
 	if c.verb == VerbRestart && l.m.state == Stopping {
 		w.minGen++ // the spawn that counts comes after the stop
@@ -243,7 +278,7 @@ func (l *loop) processEvent(pe ProcessEvent, ok bool) {
 	case !ok:
 		l.proc, l.pid, l.execPID = nil, 0, 0
 	case pe.Running:
-		l.execPID = pe.ExecPID
+		l.execPID, l.warnings = pe.ExecPID, pe.Warnings
 		l.handle(event{kind: evRunning})
 	default:
 		l.proc, l.pid, l.execPID = nil, 0, 0
@@ -309,8 +344,8 @@ func (l *loop) handleNested(ev event) {
 
 func (l *loop) publish() {
 	st := &Status{
-		ID: l.cfg.ID, State: l.m.state, WantUp: l.m.wantUp, PID: l.pid, ExecPID: l.execPID,
-		Restarts: l.m.restarts, Gen: l.m.gen, Since: l.m.since, LastExit: l.m.lastExit,
+		ID: l.cfg.ID, State: l.m.state, WantUp: l.m.wantUp, Unmonitored: l.m.unmonitored, PID: l.pid, ExecPID: l.execPID,
+		Restarts: l.m.restarts, Gen: l.m.gen, Since: l.m.since, LastExit: l.m.lastExit, Warnings: l.warnings,
 	}
 	l.snap.Store(st)
 	kept := l.waiters[:0]

@@ -268,3 +268,38 @@ func TestTreeShutdownStopsAll(t *testing.T) {
 		}
 	})
 }
+
+// TestAdopt: an adopted process is Running from the start; its exit is
+// restarted through the runner; an unmonitored adoption is left alone.
+func TestAdopt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := &fakeRunner{}
+		adopted := &fakeProc{pid: 42, events: make(chan ProcessEvent, 2)}
+		adopted.events <- ProcessEvent{Running: true, ExecPID: 43}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		s := New(Config{ID: ID{"job", "proc"}, Runner: r, Adopt: adopted})
+		go s.Run(ctx)
+		synctest.Wait()
+		if st := s.Status(); st.State != Running || st.PID != 42 || st.ExecPID != 43 || !st.WantUp || r.count() != 0 {
+			t.Fatalf("adopted: %+v, starts %d", st, r.count())
+		}
+		adopted.exit(Exit{Code: 1})
+		synctest.Wait()
+		if st := s.Status(); st.State != Running || st.PID != 1000 || r.count() != 1 {
+			t.Fatalf("after the adopted exit: %+v", st)
+		}
+
+		other := &fakeProc{pid: 50, events: make(chan ProcessEvent, 2)}
+		s2 := New(Config{ID: ID{"job", "other"}, Runner: r, Adopt: other, Unmonitored: true})
+		go s2.Run(ctx)
+		other.exit(Exit{Code: 1})
+		synctest.Wait()
+		if st := s2.Status(); st.State != Stopped || !st.Unmonitored || r.count() != 1 {
+			t.Fatalf("unmonitored adoption: %+v", st)
+		}
+		cancel()
+		<-s.Done()
+		<-s2.Done()
+	})
+}

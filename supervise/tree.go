@@ -123,3 +123,15 @@ func find(ms []*member, id ID) (int, bool) {
 func compareID(a, b ID) int {
 	return cmp.Or(cmp.Compare(a.Job, b.Job), cmp.Compare(a.Process, b.Process))
 }
+
+// Abandon ends every supervisor without stopping its process, and waits
+// for them: the processes keep running, to be adopted by the next daemon.
+func (t *Tree) Abandon() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, m := range *t.view.Load() {
+		m.cancel()
+		<-m.sup.Done()
+	}
+	t.view.Store(&[]*member{})
+}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/pidfile"
 )
@@ -65,6 +67,7 @@ func (c *cli) writeJob(yml string) {
 // "supervising"); the cleanup sends SIGTERM and checks it exits 0.
 func (c *cli) daemon() *exec.Cmd {
 	cmd := exec.Command(vigilBin, "daemon", "--root", c.root)
+	cmd.Env = append(os.Environ(), "VIGIL_ISOLATION=off") // the test jobs live under /tmp
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		c.t.Fatal(err)
@@ -181,6 +184,7 @@ func TestSIGHUPReopensLogs(t *testing.T) {
 	c := newCLI(t)
 	d := c.daemon()
 	logPath := filepath.Join(c.root, "sys", "log", "web", "a.stdout.log")
+	waitForContent(t, logPath, "started one\n") // running means exec'd, not yet printed
 	if err := os.Rename(logPath, logPath+".1"); err != nil {
 		t.Fatal(err)
 	}
@@ -221,5 +225,77 @@ func TestNoDaemon(t *testing.T) {
 	out, code := c.run("status")
 	if code != 1 || !strings.Contains(out, "the vigil daemon is not running") {
 		t.Fatalf("%d %q", code, out)
+	}
+}
+
+// waitForContent blocks until the file at path holds want, woken by inotify
+// events on its directory (the file may not exist yet).
+func waitForContent(t *testing.T, path, want string) {
+	t.Helper()
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.InotifyAddWatch(fd, filepath.Dir(path), unix.IN_CREATE|unix.IN_MODIFY|unix.IN_MOVED_TO); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	for {
+		b, _ := os.ReadFile(path)
+		if string(b) == want {
+			return
+		}
+		// The poll's limit is a failure guard only.
+		if n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 60_000); n < 1 {
+			t.Fatalf("%s holds %q, never %q (%v)", path, b, want, err)
+		}
+		if _, err := unix.Read(fd, buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestDrainWithDaemon: drain unmonitors first, so a drain script that kills
+// its own process (and removes its pid file, as bpm asks) does not see it
+// come back, and a later stop succeeds; a drain that calls bpm stop works.
+func TestDrainWithDaemon(t *testing.T) {
+	c := newCLI(t)
+	script := filepath.Join(c.root, "packages", "web", "bin", "serve")
+	pidOf := func(job, p string) string { return filepath.Join(c.root, "sys", "run", "bpm", job, p+".pid") }
+	bpm := filepath.Join(c.root, "jobs", "bpm", "bin", "bpm")
+	for _, j := range []struct{ name, drain string }{
+		{"killer", "kill $(cat " + pidOf("killer", "killer") + ") && rm -f " + pidOf("killer", "killer") + "\necho 0"},
+		{"stopper", bpm + " stop stopper >&2 && echo 0"},
+	} {
+		dir := filepath.Join(c.root, "jobs", j.name)
+		os.MkdirAll(filepath.Join(dir, "config"), 0o755)
+		os.MkdirAll(filepath.Join(dir, "bin"), 0o755)
+		os.WriteFile(filepath.Join(dir, "config", "bpm.yml"), []byte("processes:\n- name: "+j.name+"\n  executable: "+script+"\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "bin", "drain"), []byte("#!/bin/sh\n"+j.drain+"\n"), 0o755)
+	}
+	if out, code := c.run("install"); code != 0 {
+		t.Fatalf("install: %s", out)
+	}
+	c.daemon()
+	cmd := exec.Command(vigilBin, "drain", "--shutdown", "--root", c.root)
+	cmd.Env = append(os.Environ(), "VIGIL_ROOT="+c.root) // the drain scripts' bpm finds the root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("drain: %v\n%s", err, out)
+	}
+	for _, p := range c.status().Processes {
+		switch p.Job {
+		case "killer", "stopper":
+			if p.State == "running" || p.Restarts != 0 || !p.Unmonitored {
+				t.Errorf("%s after its drain: %+v", p.Job, p)
+			}
+		case "web":
+			if p.State != "running" || !p.Unmonitored {
+				t.Errorf("web after the drains: %+v", p)
+			}
+		}
+	}
+	if out, code := c.run("stop", "killer"); code != 0 || out != "killer/killer: stopped\n" {
+		t.Fatalf("stop after the drain: %d %q", code, out)
 	}
 }

@@ -10,11 +10,13 @@ import (
 	"syscall"
 
 	"github.com/vigil-bosh/vigil/daemon"
+	"github.com/vigil-bosh/vigil/proc"
 )
 
 func runDaemon(args []string) error {
 	c := newCommand("daemon")
 	jobs := c.fs.String("jobs", "", "comma-separated jobs to supervise (default: all)")
+	leave := c.fs.Bool("leave-running", false, "on SIGTERM leave every process running for the next daemon to adopt (as `systemctl kill monit` needs)")
 	pos, err := c.parse(args)
 	if err != nil {
 		return err
@@ -28,7 +30,9 @@ func runDaemon(args []string) error {
 	}
 	cfg := daemon.Config{
 		Layout: l, Version: version,
-		Log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		Log:          slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		NoIsolation:  os.Getenv(proc.IsolationEnv) == "off",
+		LeaveRunning: *leave,
 	}
 	if *jobs != "" {
 		cfg.Jobs = strings.Split(*jobs, ",")

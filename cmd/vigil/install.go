@@ -8,8 +8,9 @@ import (
 	"path/filepath"
 )
 
-// runInstall lays out ROOT/jobs/bpm/bin/bpm as a symlink to this binary, so
-// that scripts find bpm at its usual path. Running it again changes nothing;
+// runInstall lays out ROOT/jobs/bpm/bin/bpm and ROOT/bosh/bin/monit as
+// symlinks to this binary, so that scripts and the BOSH agent find bpm and
+// monit at their usual paths. Running it again changes nothing;
 // a symlink to another binary is replaced, a regular file (a real bpm) only
 // with --force.
 func runInstall(args []string) error {
@@ -33,7 +34,17 @@ func runInstall(args []string) error {
 	if self, err = filepath.EvalSymlinks(self); err != nil {
 		return fmt.Errorf("find own binary: %w", err)
 	}
-	link := filepath.Join(l.JobDir("bpm"), "bin", "bpm")
+	for _, link := range []string{filepath.Join(l.JobDir("bpm"), "bin", "bpm"), filepath.Join(l.Root(), "bosh", "bin", "monit")} {
+		if err := installLink(link, self, *force); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// installLink makes link a symlink to self (see runInstall).
+func installLink(link, self string, force bool) error {
+	what := filepath.Base(link)
 	switch fi, err := os.Lstat(link); {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -43,8 +54,8 @@ func runInstall(args []string) error {
 			fmt.Printf("%s -> %s (already installed)\n", link, self)
 			return nil
 		}
-	case !*force:
-		return fmt.Errorf("install: %s exists and is not a symlink (a real bpm?); use --force to replace it", link)
+	case !force:
+		return fmt.Errorf("install: %s exists and is not a symlink (a real %s?); use --force to replace it", link, what)
 	}
 	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
 		return fmt.Errorf("install: %w", err)

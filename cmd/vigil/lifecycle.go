@@ -6,10 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
+	"github.com/vigil-bosh/vigil/container"
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/lifecycle"
 )
@@ -72,6 +72,8 @@ func runDrain(args []string) error {
 	disk := c.fs.Int("persistent-disk", 0, "BOSH_JOB_STATE persistent disk, MiB")
 	nextDisk := c.fs.Int("next-persistent-disk", -1, "BOSH_JOB_NEXT_STATE persistent disk, MiB (-1: no next state)")
 	budget := c.fs.Duration("budget", 0, "end every script still running after this long; 0: no limit")
+	waitAll := c.fs.String("wait-all", "", "a preStop hook: mark this container drained in the pod's stamp directory DIR, then wait for every container of the pod")
+	name := c.fs.String("name", os.Getenv("VIGIL_CONTAINER_NAME"), "with --wait-all: this container's name in the pod")
 	pos, err := c.parse(args)
 	if err != nil {
 		return err
@@ -93,40 +95,40 @@ func runDrain(args []string) error {
 	}
 	ctx, cancel := interruptible()
 	defer cancel()
-	// As the agent: the processes are unmonitored first, so that a drain
-	// script may stop its own process without it coming back.
-	if err := unmonitorAll(ctx, control.NewClient(l.ControlSocket()), jobs); err != nil {
-		return err
+	var stamps *container.Stamps
+	if *waitAll != "" {
+		if stamps, err = container.NewStamps(*waitAll, *name); err != nil {
+			return err
+		}
+		o.Kind = lifecycle.Shutdown // a pod going away
 	}
-	rep, err := lifecycle.Drain(ctx, o)
-	if err != nil {
-		return err
+	if stamps == nil || !stamps.Drained() {
+		// As the agent: the processes are unmonitored first, so that a
+		// drain script may stop its own process without it coming back.
+		if err := drainAll(ctx, control.NewClient(l.ControlSocket()), o); err != nil {
+			return err
+		}
 	}
-	printReport(rep)
-	return rep.Err()
-}
-
-// unmonitorAll unmonitors every supervised process (of jobs, when given).
-// Without a daemon there is nothing to unmonitor.
-func unmonitorAll(ctx context.Context, c *control.Client, jobs []string) error {
-	st, err := c.Status(ctx)
-	if errors.Is(err, control.ErrNoDaemon) {
+	if stamps == nil {
 		return nil
 	}
-	if err != nil {
+	if err := stamps.MarkDrained(); err != nil {
 		return err
 	}
-	seen := map[string]bool{}
-	for _, p := range st.Processes {
-		if seen[p.Job] || (len(jobs) > 0 && !slices.Contains(jobs, p.Job)) {
-			continue
+	return stamps.WaitAll(ctx)
+}
+
+// drainAll unmonitors through the daemon when one runs, then drains.
+func drainAll(ctx context.Context, c *control.Client, o lifecycle.DrainOptions) error {
+	if _, err := c.Status(ctx); errors.Is(err, control.ErrNoDaemon) {
+		rep, err := lifecycle.Drain(ctx, o)
+		if err != nil {
+			return err
 		}
-		seen[p.Job] = true
-		if _, err := c.Act(ctx, control.ActionRequest{Action: "unmonitor", Job: p.Job}); err != nil {
-			return fmt.Errorf("unmonitoring services: %w", err)
-		}
+		printReport(rep)
+		return rep.Err()
 	}
-	return nil
+	return container.DrainAll(ctx, c, o)
 }
 
 func printReport(rep lifecycle.Report) {

@@ -28,8 +28,11 @@ Commands:
   demo                          supervise the example jobs in a throwaway root
   lifecycle HOOK                run every job's bin/HOOK in parallel (pre-start ...)
   drain [--shutdown|--update]   run every job's bin/drain with BOSH's protocol
+  container [--grace 30s]       a container's entrypoint: PID 1, drains on SIGTERM
+  probe live|ready              exit 0 when the daemon is live / every process ready
   bpm COMMAND [args]            answer as bpm 1.4 does (also: run vigil as "bpm")
-  install                       link ROOT/jobs/bpm/bin/bpm to this binary
+  monit COMMAND [args]          answer as monit 5.2.5 does (also: run vigil as "monit")
+  install                       link ROOT/jobs/bpm/bin/bpm and ROOT/bosh/bin/monit to this binary
   version                       print the version
 
 Every command takes --root DIR (default $VIGIL_ROOT, else /var/vcap).
@@ -41,6 +44,9 @@ func main() {
 	}
 	if filepath.Base(os.Args[0]) == "bpm" {
 		os.Exit(runBPM(os.Args[1:])) // the bpm personality: see package bpmcli
+	}
+	if filepath.Base(os.Args[0]) == "monit" {
+		os.Exit(runMonit(os.Args[1:])) // the monit personality: see package monitcompat
 	}
 	err := run(os.Args[1:])
 	if err == nil {
@@ -98,8 +104,17 @@ func run(args []string) error {
 		return runLifecycle(rest)
 	case "drain":
 		return runDrain(rest)
+	case "container":
+		return runContainer(rest)
+	case "probe":
+		return runProbe(rest)
 	case "bpm":
 		if code := runBPM(rest); code != 0 {
+			return &exitError{code: code}
+		}
+		return nil
+	case "monit":
+		if code := runMonit(rest); code != 0 {
 			return &exitError{code: code}
 		}
 		return nil

@@ -38,6 +38,11 @@ func writeStatus(w io.Writer, st control.Status, color bool) {
 	for _, p := range st.Problems {
 		fmt.Fprintln(w, problemLine(p))
 	}
+	for _, p := range st.Processes {
+		for _, warn := range p.Warnings { // isolation or limits not enforced
+			fmt.Fprintf(w, "warning: %s/%s: %s\n", p.Job, p.Process, warn)
+		}
+	}
 }
 
 func problemLine(p control.Problem) string {

@@ -2,7 +2,9 @@ package testproc
 
 import (
 	"bufio"
+	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -32,7 +34,19 @@ func Listen(t testing.TB) *Listener {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "r.sock")
+	return listen(t, filepath.Join(dir, "r.sock"), func() { removeDir(dir) })
+}
+
+// ListenAbstract opens a report socket in the abstract namespace, which
+// children see whatever their mount namespace and root (they share the
+// network namespace).
+func ListenAbstract(t testing.TB) *Listener {
+	t.Helper()
+	return listen(t, fmt.Sprintf("@vigil-testproc-%d-%d", os.Getpid(), time.Now().UnixNano()), func() {})
+}
+
+func listen(t testing.TB, path string, cleanup func()) *Listener {
+	t.Helper()
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +75,7 @@ func Listen(t testing.TB) *Listener {
 		}
 		mu.Unlock()
 		wg.Wait()
-		removeDir(dir)
+		cleanup()
 	})
 	return l
 }

@@ -64,6 +64,9 @@ func run(behaviour string) int {
 	case "serve":
 		return serve(rep)
 	}
+	if code, ok := more(behaviour, rep); ok {
+		return code
+	}
 	rep.send("error unknown behaviour %q", behaviour)
 	return 2
 }

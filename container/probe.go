@@ -1,0 +1,71 @@
+package container
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/vigil-bosh/vigil/control"
+)
+
+// Live reports whether the daemon answers: the kubelet restarts a container
+// only when vigil itself is stuck, never because vigil stopped a process on
+// purpose.
+func Live(ctx context.Context, m control.Manager) error {
+	if _, err := m.Status(ctx); err != nil {
+		return fmt.Errorf("not live: %w", err)
+	}
+	return nil
+}
+
+// Ready reports whether every process that is meant to run does: a process
+// wanted up must be running; one stopped on purpose does not count against
+// readiness.
+func Ready(ctx context.Context, m control.Manager) error {
+	st, err := m.Status(ctx)
+	if err != nil {
+		return fmt.Errorf("not ready: %w", err)
+	}
+	var down []string
+	for _, p := range st.Processes {
+		if p.Wanted == "up" && p.State != "running" {
+			down = append(down, p.Job+"/"+p.Process+" is "+p.State)
+		}
+	}
+	if len(down) > 0 {
+		return errors.New("not ready: " + strings.Join(down, ", "))
+	}
+	return nil
+}
+
+// serveProbes answers /livez and /readyz on ln until ctx is done. The
+// returned channel is closed once the server has stopped.
+func serveProbes(ctx context.Context, ln net.Listener, m control.Manager) <-chan struct{} {
+	probe := func(check func(context.Context, control.Manager) error) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			cctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+			defer cancel()
+			if err := check(cctx, m); err != nil {
+				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+			fmt.Fprintln(w, "ok")
+		}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /livez", probe(Live))
+	mux.Handle("GET /readyz", probe(Ready))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() { _ = srv.Close() })
+	go func() {
+		defer close(done)
+		defer stop()
+		_ = srv.Serve(ln)
+	}()
+	return done
+}

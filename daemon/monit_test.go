@@ -1,0 +1,197 @@
+package daemon
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vigil-bosh/vigil/monitcompat"
+	"github.com/vigil-bosh/vigil/supervise"
+)
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func (h *harness) write(rel, content string, mode os.FileMode) {
+	path := filepath.Join(h.layout.Root(), rel)
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+type xmlStatus struct {
+	Incarnation string `xml:"incarnation,attr"`
+	Services    []struct {
+		Name    string `xml:"name,attr"`
+		Status  int    `xml:"status"`
+		Monitor int    `xml:"monitor"`
+		Pending int    `xml:"pendingaction"`
+		PID     int    `xml:"pid"`
+	} `xml:"services>service"`
+}
+
+type monitAPI struct {
+	t    *testing.T
+	base string
+}
+
+func (a monitAPI) do(method, path, body string) (int, string) {
+	req, _ := http.NewRequest(method, a.base+path, strings.NewReader(body))
+	req.SetBasicAuth("vcap", "random-password")
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func (a monitAPI) service(name string) (st struct{ Status, Monitor, Pending, PID int }) {
+	code, body := a.do("GET", "/_status2?format=xml", "")
+	if code != 200 {
+		a.t.Fatalf("status: %d %s", code, body)
+	}
+	var x xmlStatus
+	d := xml.NewDecoder(strings.NewReader(body))
+	d.CharsetReader = func(_ string, r io.Reader) (io.Reader, error) { return r, nil } // ASCII here
+	if err := d.Decode(&x); err != nil {
+		a.t.Fatal(err)
+	}
+	for _, s := range x.Services {
+		if s.Name == name {
+			st.Status, st.Monitor, st.Pending, st.PID = s.Status, s.Monitor, s.Pending, s.PID
+			return st
+		}
+	}
+	a.t.Fatalf("no service %s in %s", name, body)
+	return st
+}
+
+// TestMonitControlFiles: the control files decide what runs; a bpm shim
+// check runs natively, a ctl script check runs monit's way; the agent's
+// HTTP calls start, stop and unmonitor them.
+func TestMonitControlFiles(t *testing.T) {
+	h := newHarness(t)
+	h.writeJob("web", pr{"server", "serve", nil})
+	h.writeJob("idle", pr{"server", "serve", nil}) // no check: not started
+	port := freePort(t)
+	h.write("bosh/etc/monitrc", fmt.Sprintf("set daemon 10\nset httpd port %d and use address 127.0.0.1\n"+
+		"  allow cleartext /var/vcap/monit/monit.user\ninclude /var/vcap/monit/job/*.monitrc\n", port), 0o600)
+	h.write("monit/monit.user", "vcap:random-password", 0o600)
+	pidPath := filepath.Join(h.layout.Root(), "sys", "run", "ctl", "ctl.pid")
+	h.write("jobs/ctl/bin/ctl", "#!/bin/sh\ncase $1 in\n"+
+		"start) mkdir -p "+filepath.Dir(pidPath)+"; sleep 100000 & echo $! > "+pidPath+" ;;\n"+
+		"stop) kill $(cat "+pidPath+") ;;\nesac\n", 0o755)
+	h.write("monit/job/0001_web.monitrc", "check process web\n  with pidfile /var/vcap/sys/run/bpm/web/server.pid\n"+
+		"  start program \"/var/vcap/jobs/bpm/bin/bpm start web -p server\"\n"+
+		"  stop program \"/var/vcap/jobs/bpm/bin/bpm stop web -p server\"\n  group vcap\n"+
+		"  if failed port 8080 protocol http then restart\n", 0o644)
+	h.write("monit/job/0000_ctl.monitrc", "check process ctl with pidfile /var/vcap/sys/run/ctl/ctl.pid\n"+
+		"  start program \"/var/vcap/jobs/ctl/bin/ctl start\" with timeout 10 seconds\n"+
+		"  stop program \"/var/vcap/jobs/ctl/bin/ctl stop\"\n  depends on web\n  group vcap\n", 0o644)
+	// Paths in job files are written for /var/vcap: point the scripts at the test root.
+	root := h.layout.Root()
+	for _, f := range []string{"monit/job/0000_ctl.monitrc"} {
+		data, _ := os.ReadFile(filepath.Join(root, f))
+		h.write(f, strings.ReplaceAll(string(data), "\"/var/vcap/", "\""+root+"/"), 0o644)
+	}
+	h.start(supervise.Timing{})
+	first := h.rep.Expect(t, "ready")
+	if _, ok := h.d.tree.Get(supervise.ID{Job: "idle", Process: "server"}); ok {
+		t.Fatal("a bpm job without a check was started")
+	}
+	if st, ok := h.d.tree.Get(supervise.ID{Job: "ctl", Process: "ctl"}); !ok || st.Status().State != supervise.Running {
+		t.Fatalf("ctl: %v %+v", ok, st)
+	}
+	api := monitAPI{t: t, base: "http://127.0.0.1:" + strconv.Itoa(port)}
+	if st := api.service("web"); st.Monitor != 1 || st.Status != 0 {
+		t.Fatalf("web: %+v", st)
+	}
+	ctlPID := api.service("ctl").PID
+	if ctlPID == 0 || !alive(ctlPID) {
+		t.Fatalf("ctl pid %d", ctlPID)
+	}
+	if st, _ := h.c.Status(t.Context()); !strings.Contains(fmt.Sprint(st.Problems), "not yet enforced") {
+		t.Fatalf("problems: %+v", st.Problems)
+	}
+	// Unmonitor web (the cascade unmonitors ctl, which depends on it); a
+	// kill is then not restarted.
+	if code, body := api.do("POST", "/web", "action=unmonitor"); code != 200 {
+		t.Fatalf("unmonitor: %d %s", code, body)
+	}
+	h.waitFor("unmonitored", func() bool { return api.service("web").Monitor == 0 && api.service("ctl").Monitor == 0 })
+	unix.Kill(first.PID, unix.SIGKILL)
+	h.waitFor("the exit", func() bool { return h.status("web", "server").State == "stopped" })
+	// Stop ctl runs its stop program.
+	if code, _ := api.do("POST", "/ctl", "action=stop"); code != 200 {
+		t.Fatal(code)
+	}
+	h.waitFor("ctl stopped", func() bool { return h.status("ctl", "ctl").State == "stopped" && api.service("ctl").Pending == 0 })
+	if _, err := monitcompat.StartTime(ctlPID); err == nil {
+		t.Fatal("ctl's process survived its stop") // gone or a zombie nobody reaps yet
+	}
+	// Start ctl: web (its prerequisite) starts first and is monitored again.
+	if code, _ := api.do("POST", "/ctl", "action=start"); code != 200 {
+		t.Fatal(code)
+	}
+	h.rep.Expect(t, "ready")
+	h.waitFor("both up", func() bool {
+		return api.service("ctl").Monitor == 1 && api.service("web").Monitor == 1 && api.service("ctl").Pending == 0
+	})
+	if code, body := api.do("POST", "/nope", "action=start"); code != 404 {
+		t.Fatalf("%d %s", code, body)
+	}
+	if code, _ := (monitAPI{t: t, base: api.base}).do("GET", "/_status2?format=xml", ""); code != 200 {
+		t.Fatal(code)
+	}
+	// The daemon's own stop stops the ctl process too.
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLeaveRunningThenAdopt: a daemon that ends in VM mode leaves its
+// processes running; the next one adopts them (same pids) and restarts one
+// that dies later.
+func TestLeaveRunningThenAdopt(t *testing.T) {
+	h := newHarness(t)
+	h.writeJob("web", pr{"server", "serve", nil})
+	h.leaveRunning = true
+	h.start(supervise.Timing{})
+	first := h.rep.Expect(t, "ready")
+	before := h.status("web", "server")
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if !alive(before.PID) || !alive(first.PID) {
+		t.Fatal("the process did not outlive its daemon")
+	}
+	h.leaveRunning = false
+	h.start(supervise.Timing{})
+	after := h.status("web", "server")
+	if after.State != "running" || after.PID != before.PID || after.ExecPID != first.PID {
+		t.Fatalf("not adopted: before %+v, after %+v", before, after)
+	}
+	unix.Kill(first.PID, unix.SIGKILL)
+	second := h.rep.Expect(t, "ready")
+	h.waitFor("the restart", func() bool { return h.status("web", "server").ExecPID == second.PID })
+}

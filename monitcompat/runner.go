@@ -1,0 +1,291 @@
+package monitcompat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vigil-bosh/vigil/monitrc"
+	"github.com/vigil-bosh/vigil/supervise"
+)
+
+// pidFilePoll is how often a start waits for the pid file to name a live
+// process (monit polls every second).
+const pidFilePoll = 100 * time.Millisecond
+
+// ProgramRunner runs a check process monit's way: the start program (no
+// shell, stdio on /dev/null, MONIT_* environment), then the process the pid
+// file names, watched through a pidfd; stopping runs the stop program. It
+// implements supervise.Runner. Use its Timing for the supervisor: the first
+// stop signal runs the stop program.
+type ProgramRunner struct {
+	Service *monitrc.Service
+	Host    string
+}
+
+// Timing returns the supervisor timing that fits: the stop program's
+// timeout before the process is killed.
+func (r *ProgramRunner) Timing(t supervise.Timing) supervise.Timing {
+	t.StopSignal = syscall.SIGTERM
+	if r.Service.Stop != nil {
+		t.StopTimeout = r.Service.Stop.Timeout
+	}
+	return t
+}
+
+// Env is the environment monit gives its programs.
+func Env(svc *monitrc.Service, host, event, desc string, pid int) []string {
+	env := append(os.Environ(),
+		"MONIT_DATE="+time.Now().Format("Mon, 02 Jan 2006 15:04:05 -0700"),
+		"MONIT_SERVICE="+svc.Name, "MONIT_HOST="+host, "MONIT_EVENT="+event,
+		"MONIT_DESCRIPTION="+desc)
+	if svc.Type == monitrc.TypeProcess {
+		env = append(env, "MONIT_PROCESS_PID="+strconv.Itoa(pid), "MONIT_PROCESS_MEMORY=0",
+			"MONIT_PROCESS_CHILDREN=0", "MONIT_PROCESS_CPU_PERCENT=0")
+	}
+	return env
+}
+
+// Spawn starts p without a shell, in a new session, with stdio on
+// /dev/null; a goroutine reaps it and sends its error (nil on exit 0).
+func Spawn(p *monitrc.Program, env []string) (<-chan error, error) {
+	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
+	cmd.Env = env
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if cred, err := credential(p); err != nil {
+		return nil, err
+	} else if cred != nil {
+		cmd.SysProcAttr.Credential = cred
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", p.Argv[0], err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return done, nil
+}
+
+func credential(p *monitrc.Program) (*syscall.Credential, error) {
+	if p.UID == "" && p.GID == "" {
+		return nil, nil
+	}
+	c := &syscall.Credential{Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid())}
+	if p.UID != "" {
+		u, err := user.Lookup(p.UID)
+		if err != nil {
+			return nil, fmt.Errorf("uid %s: %w", p.UID, err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		c.Uid, c.Gid = uint32(uid), uint32(gid)
+	}
+	if p.GID != "" {
+		g, err := user.LookupGroup(p.GID)
+		if err != nil {
+			return nil, fmt.Errorf("gid %s: %w", p.GID, err)
+		}
+		gid, _ := strconv.Atoi(g.Gid)
+		c.Gid = uint32(gid)
+	}
+	if int(c.Uid) == os.Getuid() && int(c.Gid) == os.Getgid() {
+		return nil, nil
+	}
+	return c, nil
+}
+
+// Start runs the start program unless the pid file already names a live
+// process, and returns a Process that reports Running once the pid file
+// does, or an exit when the start program fails or the timeout passes.
+func (r *ProgramRunner) Start(ctx context.Context) (supervise.Process, error) {
+	p := &pidProcess{r: r, events: make(chan supervise.ProcessEvent, 2), quit: make(chan struct{})}
+	if pid, fd, ok := livePid(r.Service.PidFile); ok {
+		p.pid, p.fd = pid, fd
+		go p.watch()
+		return p, nil
+	}
+	if r.Service.Start == nil {
+		return nil, errors.New("no start program")
+	}
+	done, err := Spawn(r.Service.Start, Env(r.Service, r.Host, "Started", "start", 0))
+	if err != nil {
+		return nil, err
+	}
+	go p.await(ctx, done, r.Service.Start.Timeout)
+	return p, nil
+}
+
+// pidProcess is one process a pid file names.
+type pidProcess struct {
+	r      *ProgramRunner
+	events chan supervise.ProcessEvent
+	quit   chan struct{} // closed by Kill while the pid file is awaited
+	once   sync.Once
+
+	mu      sync.Mutex
+	pid, fd int
+	stopRan bool
+}
+
+func (p *pidProcess) PID() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pid
+}
+
+func (p *pidProcess) Events() <-chan supervise.ProcessEvent { return p.events }
+
+func (p *pidProcess) exit(e supervise.Exit) {
+	e.At = time.Now()
+	p.events <- supervise.ProcessEvent{Exit: e}
+	close(p.events)
+}
+
+// await waits for the pid file to name a live process.
+func (p *pidProcess) await(ctx context.Context, done <-chan error, timeout time.Duration) {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(pidFilePoll)
+	defer tick.Stop()
+	for {
+		if pid, fd, ok := livePid(p.r.Service.PidFile); ok {
+			p.mu.Lock()
+			p.pid, p.fd = pid, fd
+			p.mu.Unlock()
+			p.watch()
+			return
+		}
+		select {
+		case err := <-done:
+			done = nil
+			if err != nil {
+				p.exit(supervise.Exit{Err: fmt.Sprintf("start program: %v", err)})
+				return
+			}
+		case <-tick.C:
+		case <-deadline.C:
+			p.exit(supervise.Exit{Err: fmt.Sprintf("no process in %s after %s", p.r.Service.PidFile, timeout)})
+			return
+		case <-p.quit:
+			p.exit(supervise.Exit{Err: "stopped before it ran"})
+			return
+		case <-ctx.Done():
+			p.exit(supervise.Exit{Err: "supervisor ended"})
+			return
+		}
+	}
+}
+
+// watch reports Running, then waits on the pidfd for the exit.
+func (p *pidProcess) watch() {
+	p.events <- supervise.ProcessEvent{Running: true, ExecPID: p.pid}
+	fds := []unix.PollFd{{Fd: int32(p.fd), Events: unix.POLLIN}}
+	for {
+		_, err := unix.Poll(fds, -1)
+		if err == nil || !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	p.mu.Lock()
+	unix.Close(p.fd)
+	p.fd = -1
+	p.mu.Unlock()
+	p.exit(supervise.Exit{}) // not our child: its status is not ours to read
+}
+
+// Signal runs the stop program on the first SIGTERM (the supervisor's
+// first stop stage), and sends any other signal to the process.
+func (p *pidProcess) Signal(sig syscall.Signal) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if sig == syscall.SIGTERM && !p.stopRan && p.r.Service.Stop != nil {
+		p.stopRan = true
+		_, err := Spawn(p.r.Service.Stop, Env(p.r.Service, p.r.Host, "Stopped", "stop", p.pid))
+		return err
+	}
+	if p.fd < 0 || p.pid == 0 {
+		return nil
+	}
+	return unix.PidfdSendSignal(p.fd, sig, nil, 0)
+}
+
+// Kill kills the process (and its process group when it leads one).
+func (p *pidProcess) Kill() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pid == 0 {
+		p.once.Do(func() { close(p.quit) })
+		return nil
+	}
+	if pg, err := unix.Getpgid(p.pid); err == nil && pg == p.pid && p.fd >= 0 {
+		_ = unix.Kill(-p.pid, unix.SIGKILL)
+	}
+	if p.fd < 0 {
+		return nil
+	}
+	return unix.PidfdSendSignal(p.fd, unix.SIGKILL, nil, 0)
+}
+
+// ForceKill is Kill again: the process is not our child.
+func (p *pidProcess) ForceKill() error { return p.Kill() }
+
+// livePid reads a pid file and opens a pidfd on the process it names. The
+// process's start time is read before and after opening the pidfd: if it
+// differs the pid was reused and is not trusted.
+func livePid(path string) (pid, fd int, ok bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, -1, false
+	}
+	pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 1 {
+		return 0, -1, false
+	}
+	before, err := StartTime(pid)
+	if err != nil {
+		return 0, -1, false
+	}
+	fd, err = unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return 0, -1, false
+	}
+	after, err := StartTime(pid)
+	if err != nil || after != before {
+		unix.Close(fd)
+		return 0, -1, false
+	}
+	return pid, fd, true
+}
+
+// StartTime returns a process's start time in clock ticks since boot
+// (field 22 of /proc/PID/stat).
+func StartTime(pid int) (uint64, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, fmt.Errorf("read process stat: %w", err)
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, errors.New("malformed process stat")
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return 0, errors.New("malformed process stat")
+	}
+	// After the command come state (field 3) ... starttime (field 22).
+	if f[0] == "Z" {
+		return 0, errors.New("process is a zombie")
+	}
+	return strconv.ParseUint(f[19], 10, 64)
+}

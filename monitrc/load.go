@@ -1,0 +1,318 @@
+package monitrc
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// StemcellRoot is the BOSH root that paths in control files are written for.
+const StemcellRoot = "/var/vcap"
+
+// maxIncludes bounds the files one load reads, as monit bounds its stack.
+const maxIncludes = 1024
+
+// Paths are where Load looks, under a BOSH root.
+type Paths struct{ Root string }
+
+// Monitrc is the stemcell's control file.
+func (p Paths) Monitrc() string { return filepath.Join(p.Root, "bosh", "etc", "monitrc") }
+
+// JobFiles is the glob of the job files the agent installs.
+func (p Paths) JobFiles() string { return filepath.Join(p.Root, "monit", "job", "*.monitrc") }
+
+// UserFile is the agent's credentials file.
+func (p Paths) UserFile() string { return filepath.Join(p.Root, "monit", "monit.user") }
+
+// Map rewrites a stemcell path (/var/vcap/...) to the same place under the
+// root, so that a test root or a relocated root works with files rendered
+// for a stemcell.
+func (p Paths) Map(path string) string {
+	root := filepath.Clean(p.Root)
+	if root == StemcellRoot || !strings.HasPrefix(path, StemcellRoot+"/") {
+		return path
+	}
+	return filepath.Join(root, strings.TrimPrefix(path, StemcellRoot+"/"))
+}
+
+// Load reads the control files of a BOSH root: ROOT/bosh/etc/monitrc and
+// its includes when it exists; else the agent's job files
+// (ROOT/monit/job/*.monitrc); else each job's own monit file
+// (ROOT/jobs/*/monit and ROOT/jobs/*/*.monit). The last two get the
+// stemcell's httpd settings. found is false when there is no control file
+// at all. Problems in single files are in Config.Problems; err is set only
+// when the main control file exists but cannot be read.
+func Load(root string) (cfg *Config, found bool, err error) {
+	p := Paths{Root: root}
+	if _, serr := os.Stat(p.Monitrc()); serr == nil {
+		cfg, err := LoadFile(p.Monitrc(), root)
+		return cfg, err == nil, err
+	}
+	var files []string
+	jobFiles, _ := filepath.Glob(p.JobFiles())
+	if len(jobFiles) > 0 {
+		slices.Reverse(jobFiles) // monit parses a glob's files in reverse order
+		files = jobFiles
+	} else {
+		own, _ := filepath.Glob(filepath.Join(root, "jobs", "*", "monit"))
+		labelled, _ := filepath.Glob(filepath.Join(root, "jobs", "*", "*.monit"))
+		files = append(own, labelled...)
+		slices.Sort(files)
+	}
+	if len(files) == 0 {
+		return nil, false, nil
+	}
+	l := &loader{paths: p, cfg: &Config{Cycle: DefaultCycle}}
+	l.cfg.HTTPD = &HTTPD{Port: 2822, Address: "127.0.0.1", Cleartext: []string{p.UserFile()}}
+	for _, f := range files {
+		l.file(f, 0)
+	}
+	l.finish()
+	return l.cfg, true, nil
+}
+
+// LoadFile reads the control file at path and everything it includes.
+// Paths written for /var/vcap are mapped under root.
+func LoadFile(path, root string) (*Config, error) {
+	if _, err := os.ReadFile(path); err != nil {
+		return nil, fmt.Errorf("read control file: %w", err)
+	}
+	l := &loader{paths: Paths{Root: root}, cfg: &Config{File: path, Cycle: DefaultCycle}}
+	l.file(path, 0)
+	l.finish()
+	return l.cfg, nil
+}
+
+type loader struct {
+	paths Paths
+	cfg   *Config
+	read  int
+}
+
+func (l *loader) problem(err error) {
+	var e *Error
+	if !errors.As(err, &e) {
+		e = &Error{Msg: err.Error()}
+	}
+	l.cfg.Problems = append(l.cfg.Problems, e)
+}
+
+// file reads one control file; its includes are read in place, in reverse
+// glob order as monit's include stack does.
+func (l *loader) file(path string, depth int) {
+	l.read++
+	if l.read > maxIncludes || depth > 16 {
+		l.problem(&Error{File: path, Msg: "include files are nested too deeply"})
+		return
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		l.problem(&Error{File: path, Msg: fmt.Sprintf("cannot read: %v", errors.Unwrap(err))})
+		return
+	}
+	f, err := Parse(path, src)
+	if err != nil {
+		l.problem(err)
+		return
+	}
+	c := l.cfg
+	if f.Cycle > 0 {
+		c.Cycle = f.Cycle
+	}
+	if f.HTTPD != nil {
+		h := *f.HTTPD
+		h.Cleartext = slices.Clone(h.Cleartext)
+		for i, cf := range h.Cleartext {
+			h.Cleartext[i] = l.paths.Map(cf)
+		}
+		c.HTTPD = &h
+	}
+	c.Alerts = append(c.Alerts, f.Alerts...)
+	if f.MailServer != nil && c.MailServer == nil {
+		c.MailServer = f.MailServer
+	}
+	for _, s := range f.Services {
+		if s.PidFile != "" {
+			s.PidFile = l.paths.Map(s.PidFile)
+		}
+		if s.Path != "" {
+			s.Path = l.paths.Map(s.Path)
+		}
+		if err := checkService(s); err != nil {
+			l.problem(err)
+			continue
+		}
+		c.Services = append(c.Services, s)
+	}
+	for _, pat := range f.Includes {
+		pat = l.paths.Map(pat)
+		if !filepath.IsAbs(pat) {
+			pat = filepath.Join(filepath.Dir(path), pat)
+		}
+		matches, err := filepath.Glob(pat)
+		if err != nil {
+			l.problem(&Error{File: path, Msg: fmt.Sprintf("include %s: %v", pat, err)})
+			continue
+		}
+		slices.Reverse(matches)
+		for _, m := range matches {
+			if fi, err := os.Stat(m); err == nil && fi.Mode().IsRegular() {
+				l.file(m, depth+1)
+			} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				l.problem(&Error{File: m, Msg: err.Error()})
+			}
+		}
+	}
+}
+
+// checkService applies the per-service rules monit checks after parsing.
+func checkService(s *Service) error {
+	bad := func(msg string) error { return &Error{File: s.File, Line: s.Line, Msg: msg} }
+	switch s.Type {
+	case TypeProcess:
+		if s.PidFile == "" {
+			return bad(fmt.Sprintf("check process %s needs a pidfile", s.Name))
+		}
+	case TypeFile, TypeDirectory, TypeFilesystem, TypeFifo:
+		if s.Path == "" {
+			return bad(fmt.Sprintf("check %s %s needs a path", strings.ToLower(s.Type.Word()), s.Name))
+		}
+	case TypeHost:
+		if s.Address == "" {
+			return bad(fmt.Sprintf("check host %s needs an address", s.Name))
+		}
+	}
+	return nil
+}
+
+// finish drops duplicate names, unknown dependencies and dependency loops,
+// each with a problem naming file and line.
+func (l *loader) finish() {
+	c := l.cfg
+	seen := map[string]bool{}
+	kept := c.Services[:0]
+	for _, s := range c.Services {
+		k := strings.ToLower(s.Name)
+		if seen[k] {
+			l.problem(&Error{File: s.File, Line: s.Line, Msg: fmt.Sprintf("service name conflict, %s already defined", s.Name)})
+			continue
+		}
+		seen[k] = true
+		kept = append(kept, s)
+	}
+	c.Services = kept
+	for {
+		bad := badDependencies(c.Services)
+		if len(bad) == 0 {
+			return
+		}
+		for _, e := range bad {
+			l.cfg.Problems = append(l.cfg.Problems, e.err)
+		}
+		c.Services = slices.DeleteFunc(c.Services, func(s *Service) bool {
+			return slices.ContainsFunc(bad, func(b badDep) bool { return b.svc == s })
+		})
+	}
+}
+
+type badDep struct {
+	svc *Service
+	err *Error
+}
+
+// badDependencies returns the services with an unknown dependency or in a
+// loop (in config order), or nil.
+func badDependencies(svcs []*Service) []badDep {
+	idx := map[string]*Service{}
+	for _, s := range svcs {
+		idx[strings.ToLower(s.Name)] = s
+	}
+	var out []badDep
+	for _, s := range svcs {
+		for _, d := range s.DependsOn {
+			if idx[strings.ToLower(d)] == nil {
+				out = append(out, badDep{s, &Error{File: s.File, Line: s.Line,
+					Msg: fmt.Sprintf("depend service '%s' is not defined in the control file (needed by %s)", d, s.Name)}})
+				break
+			}
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[*Service]int{}
+	var loop []*Service
+	var visit func(s *Service, path []*Service) bool
+	visit = func(s *Service, path []*Service) bool {
+		color[s] = grey
+		path = append(path, s)
+		for _, d := range s.DependsOn {
+			t := idx[strings.ToLower(d)]
+			switch color[t] {
+			case grey:
+				loop = slices.Clone(path[slices.Index(path, t):])
+				return true
+			case white:
+				if visit(t, path) {
+					return true
+				}
+			}
+		}
+		color[s] = black
+		return false
+	}
+	for _, s := range svcs {
+		if color[s] == white && visit(s, nil) {
+			break
+		}
+	}
+	for _, s := range loop {
+		out = append(out, badDep{s, &Error{File: s.File, Line: s.Line,
+			Msg: fmt.Sprintf("found a depend loop in the control file involving service '%s'", s.Name)}})
+	}
+	return out
+}
+
+// Order returns the services so that each comes after everything it
+// depends on, otherwise in config order.
+func (c *Config) Order() []*Service {
+	done := map[*Service]bool{}
+	var out []*Service
+	var add func(s *Service)
+	add = func(s *Service) {
+		if done[s] {
+			return
+		}
+		done[s] = true
+		for _, d := range s.DependsOn {
+			if t, ok := c.Lookup(d); ok {
+				add(t)
+			}
+		}
+		out = append(out, s)
+	}
+	for _, s := range c.Services {
+		add(s)
+	}
+	return out
+}
+
+// Dependants returns the services that depend on name directly.
+func (c *Config) Dependants(name string) []*Service {
+	var out []*Service
+	for _, s := range c.Services {
+		if slices.ContainsFunc(s.DependsOn, func(d string) bool { return strings.EqualFold(d, name) }) {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,290 @@
+package monitrc
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// File is what one control file says, before includes and dependencies are
+// resolved.
+type File struct {
+	Name       string
+	Cycle      time.Duration // 0 when the file does not say
+	HTTPD      *HTTPD
+	Alerts     []string
+	MailServer *MailServer
+	Includes   []string // include patterns, in order
+	Services   []*Service
+}
+
+// Parse reads one control file. Any error makes the whole file invalid:
+// the first one is returned, naming file and line.
+func Parse(name string, src []byte) (*File, error) {
+	toks, err := lex(name, src)
+	if err != nil {
+		return nil, err
+	}
+	p := &parser{file: name, toks: toks, out: &File{Name: name}}
+	if err := p.parse(); err != nil {
+		return nil, err
+	}
+	return p.out, nil
+}
+
+type parser struct {
+	file string
+	toks []token
+	pos  int
+	out  *File
+	svc  *Service // the check block being read
+}
+
+func (p *parser) eof() bool { return p.pos >= len(p.toks) }
+
+func (p *parser) peek() token {
+	if p.eof() {
+		line := 1
+		if n := len(p.toks); n > 0 {
+			line = p.toks[n-1].line
+		}
+		return token{kind: tWord, line: line}
+	}
+	return p.toks[p.pos]
+}
+
+func (p *parser) next() token { t := p.peek(); p.pos++; return t }
+
+// is reports whether the next token is a bare word among words.
+func (p *parser) is(words ...string) bool {
+	t := p.peek()
+	if p.eof() || t.kind != tWord {
+		return false
+	}
+	for _, w := range words {
+		if t.low == w {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *parser) errf(t token, format string, args ...any) error {
+	return &Error{File: p.file, Line: t.line, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (p *parser) unexpected(what string) error {
+	t := p.peek()
+	if p.eof() {
+		return p.errf(t, "syntax error: unexpected end of file, expected %s", what)
+	}
+	return p.errf(t, "syntax error: unexpected %q, expected %s", t.text, what)
+}
+
+func (p *parser) expect(words ...string) (token, error) {
+	if !p.is(words...) {
+		return token{}, p.unexpected(strings.Join(words, " or "))
+	}
+	return p.next(), nil
+}
+
+// word reads any bare word or string (a name, a path, an address).
+func (p *parser) word(what string) (token, error) {
+	if p.eof() || p.peek().kind == tBlock {
+		return token{}, p.unexpected(what)
+	}
+	return p.next(), nil
+}
+
+func (p *parser) number(what string) (int, token, error) {
+	t := p.peek()
+	n, err := strconv.Atoi(t.text)
+	if p.eof() || t.kind != tWord || err != nil || n < 0 {
+		return 0, t, p.unexpected(what)
+	}
+	p.pos++
+	return n, t, nil
+}
+
+// seconds reads "N [second(s)]".
+func (p *parser) seconds() (time.Duration, error) {
+	n, _, err := p.number("a number of seconds")
+	if err != nil {
+		return 0, err
+	}
+	if p.is("second", "seconds", "s") {
+		p.pos++
+	}
+	return time.Duration(n) * time.Second, nil
+}
+
+func (p *parser) parse() error {
+	for !p.eof() {
+		t := p.peek()
+		switch {
+		case p.is("set"):
+			p.svc = nil
+			p.pos++
+			if err := p.set(); err != nil {
+				return err
+			}
+		case p.is("include"):
+			p.svc = nil
+			p.pos++
+			w, err := p.word("a file pattern after include")
+			if err != nil {
+				return err
+			}
+			p.out.Includes = append(p.out.Includes, w.text)
+		case p.is("check"):
+			p.pos++
+			if err := p.check(t); err != nil {
+				return err
+			}
+		case p.svc != nil:
+			if err := p.statement(); err != nil {
+				return err
+			}
+		default:
+			return p.unexpected("set, include or check")
+		}
+	}
+	return nil
+}
+
+func (p *parser) check(at token) error {
+	kinds := map[string]ServiceType{
+		"process": TypeProcess, "file": TypeFile, "host": TypeHost, "system": TypeSystem,
+		"filesystem": TypeFilesystem, "device": TypeFilesystem, "directory": TypeDirectory, "fifo": TypeFifo,
+	}
+	kt, err := p.word("a service type after check")
+	if err != nil {
+		return err
+	}
+	typ, ok := kinds[kt.low]
+	if !ok || kt.kind != tWord {
+		return p.errf(kt, "syntax error: unknown service type %q", kt.text)
+	}
+	nt, err := p.word("a service name")
+	if err != nil {
+		return err
+	}
+	if nt.kind != tWord || nt.text == "" || strings.ContainsAny(nt.text, "/\x00") {
+		return p.errf(nt, "invalid service name %q", nt.text)
+	}
+	s := &Service{Name: nt.text, Type: typ, File: p.file, Line: at.line, Mode: "active"}
+	p.out.Services = append(p.out.Services, s)
+	p.svc = s
+	// The object of the check may follow at once or as a later statement.
+	return nil
+}
+
+// statement reads one statement inside a check block.
+func (p *parser) statement() error {
+	s := p.svc
+	t := p.next()
+	if t.kind != tWord {
+		return p.errf(t, "syntax error: unexpected %q in check %s", t.text, s.Name)
+	}
+	switch t.low {
+	case "pidfile":
+		w, err := p.word("a pid file path")
+		s.PidFile = w.text
+		return err
+	case "path":
+		w, err := p.word("a path")
+		s.Path = w.text
+		return err
+	case "address":
+		w, err := p.word("an address")
+		s.Address = w.text
+		return err
+	case "matching":
+		return p.errf(t, "check process %s matching: process matching is not supported; use a pid file", s.Name)
+	case "start", "stop":
+		prog, err := p.program()
+		if t.low == "start" {
+			s.Start = prog
+		} else {
+			s.Stop = prog
+		}
+		return err
+	case "group":
+		w, err := p.word("a group name")
+		s.Groups = append(s.Groups, w.text)
+		return err
+	case "depends":
+		for {
+			w, err := p.word("a service name after depends on")
+			if err != nil {
+				return err
+			}
+			s.DependsOn = append(s.DependsOn, w.text)
+			if !p.is(",") {
+				return nil
+			}
+			p.pos++
+		}
+	case "mode":
+		w, err := p.expect("active", "passive", "manual")
+		s.Mode = w.low
+		return err
+	case "every":
+		_, _, err := p.number("a number of cycles after every")
+		if err == nil && p.is("cycle", "cycles") {
+			p.pos++
+		}
+		return err
+	case "alert", "noalert":
+		_, err := p.word("an address")
+		for err == nil && p.is("not", "only", "on", "mail-format", "reminder") {
+			p.pos++ // options of a per-service alert: not acted on
+		}
+		return err
+	case "if":
+		return p.ifTest(t)
+	}
+	return p.errf(t, "syntax error: unexpected %q in check %s", t.text, s.Name)
+}
+
+// program reads `"argv" [as uid U [and] gid G] [with timeout N seconds]`.
+func (p *parser) program() (*Program, error) {
+	st := p.peek()
+	if p.eof() || st.kind != tString {
+		return nil, p.unexpected("a quoted program")
+	}
+	p.pos++
+	argv, err := splitProgram(st.text)
+	if err != nil {
+		return nil, p.errf(st, "%v", err)
+	}
+	prog := &Program{Argv: argv, Timeout: DefaultExecTimeout}
+	for {
+		switch {
+		case p.is("uid"):
+			p.pos++
+			w, err := p.word("a user after uid")
+			if err != nil {
+				return nil, err
+			}
+			prog.UID = w.text
+		case p.is("gid"):
+			p.pos++
+			w, err := p.word("a group after gid")
+			if err != nil {
+				return nil, err
+			}
+			prog.GID = w.text
+		case p.is("timeout"):
+			p.pos++
+			d, err := p.seconds()
+			if err != nil {
+				return nil, err
+			}
+			prog.Timeout = d
+		default:
+			return prog, nil
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package proc
+
+import (
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/procinit"
+	"github.com/vigil-bosh/vigil/supervise"
+)
+
+// Adopt takes over a live init of JOB/PROC that another daemon (one that
+// died) or a detached bpm start left running, as a supervise.Process: it
+// reports Running at once, then the exit when the init's pidfd says it has
+// gone. The init is not our child, so its exit status cannot be read: the
+// exit is reported without a code. It fails with ErrNoInit when no live
+// init runs for the process.
+func Adopt(l boshpath.Layout, jobName, procName string) (supervise.Process, error) {
+	it, err := FindInit(l, jobName, procName)
+	if err != nil {
+		return nil, err
+	}
+	a := &adopted{it: it, events: make(chan supervise.ProcessEvent, 2)}
+	exec := 0
+	if kids := procinit.ChildrenOf(it.PID); len(kids) > 0 {
+		exec = kids[0]
+	}
+	a.events <- supervise.ProcessEvent{Running: true, ExecPID: exec} // ready before Adopt returns
+	go a.watch()
+	return a, nil
+}
+
+type adopted struct {
+	it     *Init
+	events chan supervise.ProcessEvent
+	mu     sync.Mutex // guards the pidfd against its close
+	closed bool
+}
+
+// with runs f on the init unless its pidfd is closed (it has exited).
+func (a *adopted) with(f func(*Init) error) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return nil
+	}
+	return f(a.it)
+}
+
+func (a *adopted) PID() int                              { return a.it.PID }
+func (a *adopted) Events() <-chan supervise.ProcessEvent { return a.events }
+
+func (a *adopted) watch() {
+	for !a.it.Wait(time.Hour) {
+	}
+	a.mu.Lock()
+	a.it.removePidFile()
+	a.it.Close()
+	a.closed = true
+	a.mu.Unlock()
+	a.events <- supervise.ProcessEvent{Exit: supervise.Exit{Err: "", At: time.Now()}}
+	close(a.events)
+}
+
+// Signal forwards sig through the init.
+func (a *adopted) Signal(sig unix.Signal) error {
+	return a.with(func(it *Init) error { return it.Signal(sig) })
+}
+
+// Kill kills the init's children; the init then exits.
+func (a *adopted) Kill() error {
+	return a.with(func(it *Init) error { it.killChildren(); return nil })
+}
+
+// ForceKill kills the init itself.
+func (a *adopted) ForceKill() error {
+	return a.with(func(it *Init) error { return it.Signal(unix.SIGKILL) })
+}

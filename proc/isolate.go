@@ -1,0 +1,91 @@
+package proc
+
+import (
+	"fmt"
+	"hash/fnv"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/procinit"
+	"github.com/vigil-bosh/vigil/sandbox"
+	"github.com/vigil-bosh/vigil/sandbox/cgroup"
+)
+
+// notRoot is the one warning of an unprivileged vigil.
+const notRoot = "vigil does not run as root: no isolation (namespaces, mounts, user, capabilities, seccomp) and no limits are enforced"
+
+// noSysAdmin is the one warning of a root vigil without CAP_SYS_ADMIN.
+const noSysAdmin = "vigil lacks CAP_SYS_ADMIN: no isolation (namespaces, mounts, user, capabilities, seccomp) and no limits are enforced"
+
+// IsolationEnv, set to "off" in the environment of "vigil daemon" or bpm,
+// switches isolation off (for tests whose jobs live under /tmp, and for
+// debugging); every process then carries the warning noIsolation.
+const IsolationEnv = "VIGIL_ISOLATION"
+
+const noIsolation = "isolation is switched off (" + IsolationEnv + "=off): no namespaces, mounts, user, capabilities, seccomp or limits"
+
+// cgroupName is the process's cgroup below vigil/: ROOT/JOB/PROC, where
+// ROOT is "bosh" for the default BOSH root and a hash of the root's path for
+// any other, so that vigils on different roots (tests, containers sharing a
+// host) never take over each other's groups.
+func cgroupName(root, job, proc string) string {
+	tag := "bosh"
+	if root != boshpath.DefaultRoot {
+		h := fnv.New32a()
+		h.Write([]byte(root))
+		tag = fmt.Sprintf("root-%08x", h.Sum32())
+	}
+	return tag + "/" + job + "/" + proc
+}
+
+// isolation is what a start sets up for the process's confinement.
+type isolation struct {
+	cloneFlags uintptr       // namespaces the init is created in
+	group      *cgroup.Group // nil without a cgroup
+}
+
+// isolate fills the launch's sandbox and warnings: it builds the sandbox
+// spec, prepares the host (ownership, volumes, shared mounts) and creates
+// the process's cgroup with its limits. What cannot be enforced becomes a
+// warning; what is misconfigured (a bad volume) fails the start.
+func (r *Runner) isolate(launch *procinit.Launch) (isolation, error) {
+	p, l := r.p, r.opts.Layout
+	switch {
+	case r.opts.NoIsolation:
+		launch.Warnings = append(launch.Warnings, noIsolation)
+		return isolation{}, nil
+	case os.Geteuid() != 0:
+		launch.Warnings = append(launch.Warnings, notRoot)
+		return isolation{}, nil
+	case !sandbox.HasCapability(unix.CAP_SYS_ADMIN):
+		// Root in a restricted container: namespaces and mounts would fail.
+		launch.Warnings = append(launch.Warnings, noSysAdmin)
+		return isolation{}, nil
+	}
+	spec, warns, err := sandbox.Build(l, p, sandbox.Options{User: r.opts.User})
+	if err != nil {
+		return isolation{}, fmt.Errorf("failed to start job-process: %w", err)
+	}
+	if err := sandbox.Prepare(l, p, spec); err != nil {
+		return isolation{}, err
+	}
+	var iso isolation
+	lim := cgroup.Limits{Memory: p.Limits.Memory, Pids: p.Limits.Processes,
+		CPUWeight: p.Limits.CPUWeight, CPUQuota: p.Limits.CPUQuota, CPUSet: p.Limits.CPUSet}
+	g, cw, err := cgroup.Create(cgroupName(l.Root(), p.Job, p.Name), lim)
+	warns = append(warns, cw...)
+	if err != nil {
+		warns = append(warns, fmt.Sprintf("no cgroup (%v): cgroup limits are not enforced and OOM kills are not recorded", err))
+	} else {
+		iso.group = g
+		spec.Cgroups = g.Dirs()
+	}
+	if !p.Unsafe.HostPIDNamespace {
+		iso.cloneFlags = unix.CLONE_NEWPID
+	}
+	launch.Sandbox = &spec
+	launch.Warnings = append(launch.Warnings, warns...)
+	return iso, nil
+}

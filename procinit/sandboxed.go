@@ -1,0 +1,85 @@
+package procinit
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/vigil-bosh/vigil/sandbox"
+)
+
+// spawnExecutable starts the executable, confined when the launch has a
+// sandbox. It returns the pid as the init sees it (for waiting and
+// signalling) and as the host sees it (for the report): they differ when
+// the init is PID 1 of its own PID namespace.
+func (it *initProc) spawnExecutable() (pid, hostPID int, err error) {
+	l := it.launch
+	if l.Sandbox == nil {
+		pid, err = it.spawn(l.Path, l.Args, l.Dir)
+		return pid, pid, err
+	}
+	return it.spawnSandboxed(l.Sandbox)
+}
+
+// spawnSandboxed starts the helper ("init --enter") in new mount, IPC and
+// UTS namespaces as the init's direct child, in its own process group,
+// with the output pipes; sends it the spec; and waits until it has exec'd
+// the executable (its status pipe closes on exec) or reported an error.
+func (it *initProc) spawnSandboxed(spec *sandbox.Spec) (pid, hostPID int, err error) {
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		return 0, 0, fmt.Errorf("sandbox pipe: %w", err)
+	}
+	defer specW.Close()
+	statR, statW, err := os.Pipe()
+	if err != nil {
+		specR.Close()
+		return 0, 0, fmt.Errorf("sandbox pipe: %w", err)
+	}
+	defer statR.Close()
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer devnull.Close()
+	pid, err = syscall.ForkExec("/proc/self/exe", []string{os.Args[0], "init", EnterArg}, &syscall.ProcAttr{
+		Dir:   "/",
+		Env:   os.Environ(),
+		Files: []uintptr{devnull.Fd(), it.out.writer.Fd(), it.errw.writer.Fd(), specR.Fd(), statW.Fd()},
+		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL,
+			Cloneflags: sandbox.CloneFlags},
+	})
+	specR.Close()
+	statW.Close()
+	if err != nil {
+		return 0, 0, fmt.Errorf("start sandbox helper: %w", err)
+	}
+	if err := json.NewEncoder(specW).Encode(spec); err != nil {
+		return 0, 0, fmt.Errorf("send sandbox spec: %w", err)
+	}
+	specW.Close()
+	sc := bufio.NewScanner(statR)
+	var msg string
+	for sc.Scan() {
+		word, rest, _ := strings.Cut(sc.Text(), " ")
+		switch word {
+		case "pid":
+			hostPID, _ = strconv.Atoi(rest)
+		case "error":
+			msg = rest
+		}
+	}
+	if msg != "" || hostPID == 0 {
+		it.child, it.done = pid, false
+		if msg == "" {
+			msg = "sandbox helper died"
+		}
+		return 0, 0, errors.New(msg)
+	}
+	return pid, hostPID, nil
+}

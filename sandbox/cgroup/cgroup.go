@@ -1,0 +1,239 @@
+// Package cgroup gives each supervised process a cgroup of its own, on the
+// unified hierarchy (cgroup v2) when it has the controllers, else on the v1
+// hierarchies: memory and pids always, cpu and cpuset when limits ask for
+// them. The group carries the limits, tells whether the OOM killer struck,
+// and kills everything in it at the end.
+package cgroup
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Limits are the cgroup limits of one process; nil or "" means not set.
+type Limits struct {
+	Memory    *uint64 // bytes; swap is limited so that none is used on top
+	Pids      *int64
+	CPUWeight *uint64 // 1..10000, 100 being the default share
+	CPUQuota  *uint64 // percent of one CPU
+	CPUSet    string
+}
+
+// Group is one process's cgroup: one directory on v2, one per hierarchy on
+// v1.
+type Group struct {
+	v2   bool
+	dirs map[string]string // controller ("" on v2) → directory
+}
+
+// mounts finds the cgroup file systems: the unified hierarchy, if any, and
+// the v1 hierarchy of each controller.
+func mounts() (unified string, v1 map[string]string, err error) {
+	f, err := os.Open("/proc/self/mounts")
+	if err != nil {
+		return "", nil, fmt.Errorf("read mounts: %w", err)
+	}
+	defer f.Close()
+	v1 = map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 4 {
+			continue
+		}
+		switch fields[2] {
+		case "cgroup2":
+			unified = fields[1]
+		case "cgroup":
+			for _, opt := range strings.Split(fields[3], ",") {
+				switch opt {
+				case "memory", "pids", "cpu", "cpuset":
+					v1[opt] = fields[1]
+				}
+			}
+		}
+	}
+	return unified, v1, sc.Err()
+}
+
+// wanted lists the controllers the limits need; memory and pids are always
+// used (for the OOM record and for the final kill).
+func wanted(l Limits) []string {
+	c := []string{"memory", "pids"}
+	if l.CPUWeight != nil || l.CPUQuota != nil {
+		c = append(c, "cpu")
+	}
+	if l.CPUSet != "" {
+		c = append(c, "cpuset")
+	}
+	return c
+}
+
+// Create makes (or takes over, emptying it) the cgroup vigil/rel and sets
+// its limits. Warnings name the limits that cannot be enforced here.
+func Create(rel string, l Limits) (*Group, []string, error) {
+	unified, v1, err := mounts()
+	if err != nil {
+		return nil, nil, err
+	}
+	want := wanted(l)
+	if unified != "" && hasControllers(unified, want) {
+		return createV2(filepath.Join(unified, "vigil", rel), unified, want, l)
+	}
+	g := &Group{dirs: map[string]string{}}
+	var warns []string
+	for _, c := range want {
+		root, ok := v1[c]
+		if !ok {
+			warns = append(warns, fmt.Sprintf("no %s cgroup controller: %s", c, notEnforced(c, l)))
+			continue
+		}
+		dir := filepath.Join(root, "vigil", rel)
+		if err := makeV1(root, dir, c); err != nil {
+			return nil, warns, err
+		}
+		g.dirs[c] = dir
+	}
+	if len(g.dirs) == 0 {
+		return nil, warns, errors.New("no usable cgroup controller")
+	}
+	g.Kill() // leftovers of an instance that was never cleaned up
+	return g, append(warns, g.limitV1(l)...), nil
+}
+
+func notEnforced(controller string, l Limits) string {
+	switch controller {
+	case "memory":
+		if l.Memory != nil {
+			return "limits.memory is not enforced and OOM kills are not recorded"
+		}
+		return "OOM kills are not recorded"
+	case "pids":
+		if l.Pids != nil {
+			return "limits.processes is not enforced"
+		}
+		return "processes are tracked by their parent only"
+	case "cpu":
+		return "limits.cpu_weight and limits.cpu_quota are not enforced"
+	}
+	return "limits.cpuset is not enforced"
+}
+
+func hasControllers(root string, want []string) bool {
+	b, err := os.ReadFile(filepath.Join(root, "cgroup.controllers"))
+	if err != nil {
+		return false
+	}
+	have := strings.Fields(string(b))
+	for _, w := range want {
+		found := false
+		for _, h := range have {
+			found = found || h == w
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// makeV1 creates dir and its parents below root. A v1 cpuset group starts
+// with no CPUs and no memory nodes: each new level copies its parent's.
+func makeV1(root, dir, controller string) error {
+	rel, _ := filepath.Rel(root, dir)
+	cur := root
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		parent := cur
+		cur = filepath.Join(cur, part)
+		if err := os.Mkdir(cur, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("create cgroup %s: %w", cur, err)
+		}
+		if controller == "cpuset" {
+			for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+				if b, err := os.ReadFile(filepath.Join(cur, f)); err == nil && strings.TrimSpace(string(b)) == "" {
+					v, _ := os.ReadFile(filepath.Join(parent, f))
+					if err := write(cur, f, strings.TrimSpace(string(v))); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (g *Group) limitV1(l Limits) []string {
+	var warns []string
+	set := func(c, file, v string) {
+		if dir, ok := g.dirs[c]; ok {
+			if err := write(dir, file, v); err != nil {
+				warns = append(warns, fmt.Sprintf("cgroup %s: %v", file, err))
+			}
+		}
+	}
+	if l.Memory != nil {
+		set("memory", "memory.limit_in_bytes", strconv.FormatUint(*l.Memory, 10))
+		if _, err := os.Stat(filepath.Join(g.dirs["memory"], "memory.memsw.limit_in_bytes")); err == nil {
+			set("memory", "memory.memsw.limit_in_bytes", strconv.FormatUint(*l.Memory, 10))
+		} else if swapOn() {
+			warns = append(warns, "no swap accounting: swap use above limits.memory is not limited")
+		}
+	}
+	if l.Pids != nil {
+		set("pids", "pids.max", strconv.FormatInt(*l.Pids, 10))
+	}
+	if l.CPUWeight != nil {
+		set("cpu", "cpu.shares", strconv.FormatUint(max(*l.CPUWeight*1024/100, 2), 10))
+	}
+	if l.CPUQuota != nil {
+		set("cpu", "cpu.cfs_period_us", "100000")
+		set("cpu", "cpu.cfs_quota_us", strconv.FormatUint(*l.CPUQuota*1000, 10))
+	}
+	if l.CPUSet != "" {
+		set("cpuset", "cpuset.cpus", l.CPUSet)
+	}
+	return warns
+}
+
+func swapOn() bool {
+	b, err := os.ReadFile("/proc/swaps")
+	return err == nil && strings.Count(string(b), "\n") > 1
+}
+
+func write(dir, file, v string) error {
+	if err := os.WriteFile(filepath.Join(dir, file), []byte(v), 0); err != nil {
+		return fmt.Errorf("write %s: %w", file, err)
+	}
+	return nil
+}
+
+// Open returns the group made of dirs (as listed by Dirs), for a process
+// that did not create it, e.g. the init cleaning up after its executable.
+func Open(dirs []string) *Group {
+	g := &Group{dirs: map[string]string{}}
+	for i, d := range dirs {
+		key := strconv.Itoa(i)
+		if _, err := os.Stat(filepath.Join(d, "cgroup.controllers")); err == nil {
+			g.v2, key = true, ""
+		} else if _, err := os.Stat(filepath.Join(d, "memory.oom_control")); err == nil {
+			key = "memory"
+		}
+		g.dirs[key] = d
+	}
+	return g
+}
+
+// Dirs lists the directories the process joins (by writing its pid to
+// cgroup.procs in each).
+func (g *Group) Dirs() []string {
+	out := make([]string, 0, len(g.dirs))
+	for _, d := range g.dirs {
+		out = append(out, d)
+	}
+	return out
+}

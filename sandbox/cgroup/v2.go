@@ -1,0 +1,177 @@
+package cgroup
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// createV2 makes dir below root, enabling the controllers at every level
+// above it.
+func createV2(dir, root string, want []string, l Limits) (*Group, []string, error) {
+	rel, _ := filepath.Rel(root, dir)
+	cur := root
+	enable := "+" + strings.Join(want, " +")
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		if err := write(cur, "cgroup.subtree_control", enable); err != nil {
+			return nil, nil, fmt.Errorf("cgroup %s: %w", cur, err)
+		}
+		cur = filepath.Join(cur, part)
+		if err := os.Mkdir(cur, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return nil, nil, fmt.Errorf("create cgroup %s: %w", cur, err)
+		}
+	}
+	g := &Group{v2: true, dirs: map[string]string{"": dir}}
+	g.Kill()
+	var warns []string
+	set := func(file, v string) {
+		if err := write(dir, file, v); err != nil {
+			warns = append(warns, fmt.Sprintf("cgroup %s: %v", file, err))
+		}
+	}
+	if l.Memory != nil {
+		set("memory.max", strconv.FormatUint(*l.Memory, 10))
+		if _, err := os.Stat(filepath.Join(dir, "memory.swap.max")); err == nil {
+			set("memory.swap.max", "0")
+		} else if swapOn() {
+			warns = append(warns, "no swap accounting: swap use above limits.memory is not limited")
+		}
+	}
+	if l.Pids != nil {
+		set("pids.max", strconv.FormatInt(*l.Pids, 10))
+	}
+	if l.CPUWeight != nil {
+		set("cpu.weight", strconv.FormatUint(*l.CPUWeight, 10))
+	}
+	if l.CPUQuota != nil {
+		set("cpu.max", strconv.FormatUint(*l.CPUQuota*1000, 10)+" 100000")
+	}
+	if l.CPUSet != "" {
+		set("cpuset.cpus", l.CPUSet)
+	}
+	return g, warns, nil
+}
+
+// Kill kills every process in the group and returns once none is left (or
+// the members cannot be read). On v2 the kernel does it (cgroup.kill);
+// on v1 each listed pid is killed until the list stays empty.
+func (g *Group) Kill() {
+	if g == nil {
+		return
+	}
+	for _, dir := range g.dirs {
+		if g.v2 && write(dir, "cgroup.kill", "1") == nil {
+			continue
+		}
+		for range 1000 {
+			pids := members(dir)
+			if len(pids) == 0 {
+				break
+			}
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	}
+}
+
+func members(dir string) []int {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if n, err := strconv.Atoi(f); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Empty reports whether no process is left in the group.
+func (g *Group) Empty() bool {
+	for _, dir := range g.dirs {
+		if len(members(dir)) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// OOMKills is how many processes of the group the OOM killer has killed.
+func (g *Group) OOMKills() int {
+	if g == nil {
+		return 0
+	}
+	if g.v2 {
+		return counter(filepath.Join(g.dirs[""], "memory.events"), "oom_kill")
+	}
+	if dir, ok := g.dirs["memory"]; ok {
+		return counter(filepath.Join(dir, "memory.oom_control"), "oom_kill")
+	}
+	return 0
+}
+
+func counter(file, key string) int {
+	f, err := os.Open(file)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), " "); ok && k == key {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return 0
+}
+
+// Remove kills what is left and removes the group's directories, and
+// their parents below vigil/ once those are empty.
+func (g *Group) Remove() error {
+	if g == nil {
+		return nil
+	}
+	g.Kill()
+	var errs []error
+	for _, dir := range g.dirs {
+		if err := removeEmpty(dir); err != nil {
+			errs = append(errs, err)
+		}
+		// The levels above, up to vigil/, go once empty (busy while a
+		// sibling runs).
+		for up := filepath.Dir(dir); filepath.Base(up) != "vigil" && up != "/"; up = filepath.Dir(up) {
+			if os.Remove(up) != nil {
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removeEmpty removes a cgroup directory, waiting out the moment in which
+// killed processes still count as members (rmdir answers EBUSY).
+func removeEmpty(dir string) error {
+	var err error
+	for range 1000 {
+		err = syscall.Rmdir(dir)
+		if err == nil || errors.Is(err, syscall.ENOENT) {
+			return nil
+		}
+		if !errors.Is(err, syscall.EBUSY) {
+			break
+		}
+		runtime.Gosched() // the killed processes leave the group within microseconds
+
+	}
+	return fmt.Errorf("remove cgroup %s: %w", dir, err)
+}
