@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -26,18 +27,33 @@ const IsolationEnv = "VIGIL_ISOLATION"
 
 const noIsolation = "isolation is switched off (" + IsolationEnv + "=off): no namespaces, mounts, user, capabilities, seccomp or limits"
 
-// cgroupName is the process's cgroup below vigil/: ROOT/JOB/PROC, where
-// ROOT is "bosh" for the default BOSH root and a hash of the root's path for
-// any other, so that vigils on different roots (tests, containers sharing a
-// host) never take over each other's groups.
-func cgroupName(root, job, proc string) string {
+// cgroupName is the cgroup of one instance of a process, below vigil/:
+// ROOT/JOB/PROC/INSTANCE. ROOT is "bosh" for the default BOSH root and a
+// hash of the root's path for any other, so that vigils on different roots
+// (tests, containers sharing a host) never take over each other's groups.
+// INSTANCE is unique to each start: a restart runs while the previous
+// instance's init may still be ending, and the cleanup of the old group
+// (kill everything in it, remove it) must never reach the new one.
+func cgroupName(root, job, proc string, instance uint64) string {
 	tag := "bosh"
 	if root != boshpath.DefaultRoot {
 		h := fnv.New32a()
 		h.Write([]byte(root))
 		tag = fmt.Sprintf("root-%08x", h.Sum32())
 	}
-	return tag + "/" + job + "/" + proc
+	return fmt.Sprintf("%s/%s/%s/%x", tag, job, proc, instance)
+}
+
+// instanceID is unique among the starts of one host: the start's wall
+// clock in nanoseconds, bumped past the last one given out.
+func (r *Runner) instanceID() uint64 {
+	for {
+		last := r.lastInstance.Load()
+		id := max(uint64(time.Now().UnixNano()), last+1)
+		if r.lastInstance.CompareAndSwap(last, id) {
+			return id
+		}
+	}
 }
 
 // isolation is what a start sets up for the process's confinement.
@@ -74,7 +90,7 @@ func (r *Runner) isolate(launch *procinit.Launch) (isolation, error) {
 	var iso isolation
 	lim := cgroup.Limits{Memory: p.Limits.Memory, Pids: p.Limits.Processes,
 		CPUWeight: p.Limits.CPUWeight, CPUQuota: p.Limits.CPUQuota, CPUSet: p.Limits.CPUSet}
-	g, cw, err := cgroup.Create(cgroupName(l.Root(), p.Job, p.Name), lim)
+	g, cw, err := cgroup.Create(cgroupName(l.Root(), p.Job, p.Name, r.instanceID()), lim)
 	warns = append(warns, cw...)
 	if err != nil {
 		warns = append(warns, fmt.Sprintf("no cgroup (%v): cgroup limits are not enforced and OOM kills are not recorded", err))

@@ -54,9 +54,10 @@ const DefaultHookTimeout = 60 * time.Second
 
 // Runner starts instances of one process. It implements supervise.Runner.
 type Runner struct {
-	opts    Options
-	p       job.Process
-	current atomic.Pointer[Process] // the latest instance, for Reopen
+	opts         Options
+	p            job.Process
+	current      atomic.Pointer[Process] // the latest instance, for Reopen
+	lastInstance atomic.Uint64           // the last instance id given out (cgroup names)
 }
 
 // NewRunner returns a runner for p.

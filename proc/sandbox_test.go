@@ -275,3 +275,42 @@ func TestSandboxHostPIDNamespace(t *testing.T) {
 	}
 	s.exitOf(pr)
 }
+
+// TestSandboxRestartGetsItsOwnCgroup: a restart starts while the previous
+// instance's init may still be ending, and that init's cleanup (kill all in
+// its cgroup, remove the cgroup) must never reach the new instance.
+func TestSandboxRestartGetsItsOwnCgroup(t *testing.T) {
+	s := newSandboxed(t)
+	self, _ := os.Executable()
+	r := NewRunner(s.process("again", "serve"), Options{Layout: s.layout, Init: self,
+		InitEnv: []string{"GORACE=" + testproc.NoRaceExitDelay}, User: s.user})
+	first, err := r.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.rep.Expect(t, "ready")
+	next(t, first)
+	first.Signal(syscall.SIGTERM)
+	ev := next(t, first)
+	second, err := r.Start(context.Background()) // at once, as a restart does
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = second.ForceKill()
+		for range second.Events() {
+		}
+	})
+	if ev := next(t, second); !ev.Running {
+		t.Fatalf("second instance: %v", ev.Exit)
+	}
+	s.rep.Expect(t, "ready")
+	<-ev.Reaped // the first instance's cleanup is done
+	select {
+	case ev := <-second.Events():
+		t.Fatalf("the first instance's cleanup reached the second: %+v", ev)
+	default:
+	}
+	second.Signal(syscall.SIGUSR1)
+	s.rep.Expect(t, "signal USR1")
+}
