@@ -27,7 +27,7 @@ func runDemo(args []string) error {
 			*web = filepath.Join(filepath.Dir(self), "web")
 		}
 	}
-	dir, err := os.MkdirTemp("", "vigil-demo-")
+	dir, err := demoDir()
 	if err != nil {
 		return err
 	}
@@ -58,4 +58,19 @@ func runDemo(args []string) error {
 		fmt.Printf("demo root kept at %s\n", dir)
 	}
 	return err
+}
+
+// demoDir makes the throwaway BOSH root. As root, processes are isolated:
+// their /tmp is their job's own, so the root must not lie under /tmp, and
+// the unprivileged job user must be able to reach its executables.
+func demoDir() (string, error) {
+	base := ""
+	if os.Geteuid() == 0 {
+		base = "/run"
+	}
+	dir, err := os.MkdirTemp(base, "vigil-demo-")
+	if err != nil {
+		return "", err
+	}
+	return dir, os.Chmod(dir, 0o755)
 }
