@@ -54,7 +54,9 @@ func (h *harness) launch(peer string, n int, v variant, tag string) (*instance, 
 	}
 	cmd := drv.Command()
 	cmd.Dir = dir
-	cmd.Env = baseEnv()
+	if cmd.Env == nil {
+		cmd.Env = baseEnv()
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Own process group so the whole tree can be killed by pgid at the end;
 	// die with the harness if it is killed.

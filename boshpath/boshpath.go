@@ -106,6 +106,12 @@ func (l Layout) StoreDir(job string) string { return filepath.Join(l.root, "stor
 // VigilRunDir is ROOT/sys/run/vigil, where the daemon keeps its socket.
 func (l Layout) VigilRunDir() string { return filepath.Join(l.root, "sys", "run", "vigil") }
 
+// ExitFile is where an init whose daemon has gone records how its
+// executable ended: ROOT/sys/run/vigil/exit/JOB/PROC.json.
+func (l Layout) ExitFile(job, proc string) string {
+	return filepath.Join(l.VigilRunDir(), "exit", job, proc+".json")
+}
+
 // ControlSocket is the daemon's control API socket.
 func (l Layout) ControlSocket() string { return filepath.Join(l.VigilRunDir(), "vigil.sock") }
 

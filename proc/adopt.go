@@ -1,6 +1,8 @@
 package proc
 
 import (
+	"encoding/json"
+	"os"
 	"sync"
 	"time"
 
@@ -14,15 +16,16 @@ import (
 // Adopt takes over a live init of JOB/PROC that another daemon (one that
 // died) or a detached bpm start left running, as a supervise.Process: it
 // reports Running at once, then the exit when the init's pidfd says it has
-// gone. The init is not our child, so its exit status cannot be read: the
-// exit is reported without a code. It fails with ErrNoInit when no live
-// init runs for the process.
+// gone. The init is not our child, so its wait status is not ours to read:
+// the exit is the one the init recorded in ROOT/sys/run/vigil/exit (it does
+// once nobody holds its socket), or an exit without a code when there is no
+// record. It fails with ErrNoInit when no live init runs for the process.
 func Adopt(l boshpath.Layout, jobName, procName string) (supervise.Process, error) {
 	it, err := FindInit(l, jobName, procName)
 	if err != nil {
 		return nil, err
 	}
-	a := &adopted{it: it, events: make(chan supervise.ProcessEvent, 2)}
+	a := &adopted{it: it, exitFile: l.ExitFile(jobName, procName), events: make(chan supervise.ProcessEvent, 2)}
 	exec := 0
 	if kids := procinit.ChildrenOf(it.PID); len(kids) > 0 {
 		exec = kids[0]
@@ -33,10 +36,11 @@ func Adopt(l boshpath.Layout, jobName, procName string) (supervise.Process, erro
 }
 
 type adopted struct {
-	it     *Init
-	events chan supervise.ProcessEvent
-	mu     sync.Mutex // guards the pidfd against its close
-	closed bool
+	it       *Init
+	exitFile string
+	events   chan supervise.ProcessEvent
+	mu       sync.Mutex // guards the pidfd against its close
+	closed   bool
 }
 
 // with runs f on the init unless its pidfd is closed (it has exited).
@@ -60,8 +64,24 @@ func (a *adopted) watch() {
 	a.it.Close()
 	a.closed = true
 	a.mu.Unlock()
-	a.events <- supervise.ProcessEvent{Exit: supervise.Exit{Err: "", At: time.Now()}}
+	a.events <- supervise.ProcessEvent{Exit: a.recorded()}
 	close(a.events)
+}
+
+// recorded reads and removes the exit the init left, if it is this init's.
+func (a *adopted) recorded() supervise.Exit {
+	e := supervise.Exit{At: time.Now()}
+	b, err := os.ReadFile(a.exitFile)
+	if err != nil {
+		return e
+	}
+	var rec procinit.ExitRecord
+	if json.Unmarshal(b, &rec) != nil || rec.PID != a.it.PID {
+		return e // another instance's, or garbage: not ours to use
+	}
+	_ = os.Remove(a.exitFile)
+	e.Code, e.Signal, e.OOM = rec.Report.Code, unix.Signal(rec.Report.Signal), rec.Report.OOM
+	return e
 }
 
 // Signal forwards sig through the init.

@@ -383,3 +383,28 @@ func TestPersistentDiskMissing(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestAdoptedExitIsRecorded: once its daemon is gone, an init records how
+// its executable ended, and the daemon that adopted it reports that exit.
+func TestAdoptedExitIsRecorded(t *testing.T) {
+	f := newFixture(t)
+	_, pr := f.start(f.process("orphan", "serve"))
+	exe := f.rep.Expect(t, "ready")
+	next(t, pr)
+	pr.(*Process).ctrl.Close() // the daemon dies: nobody holds the init's socket
+	adopted, err := Adopt(f.layout, "job", "orphan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := <-adopted.Events(); !ev.Running || ev.ExecPID != exe.PID {
+		t.Fatalf("adopted %+v, executable %d", ev, exe.PID)
+	}
+	unix.Kill(exe.PID, unix.SIGKILL)
+	ev := <-adopted.Events()
+	if ev.Running || ev.Exit.Signal != syscall.SIGKILL {
+		t.Fatalf("adopted exit %+v, want the recorded SIGKILL", ev.Exit)
+	}
+	if _, err := os.Stat(f.layout.ExitFile("job", "orphan")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("exit record left behind: %v", err)
+	}
+}

@@ -118,7 +118,7 @@ func (r *Runner) launch() procinit.Launch {
 		Env: p.Environ(l), Dir: p.Workdir,
 		Stdout: l.StdoutLog(p.Job, p.Name), Stderr: l.StderrLog(p.Job, p.Name),
 		PreStart: p.Hooks.PreStart, HookTimeout: r.opts.HookTimeout,
-		PidFile: l.PidFile(p.Job, p.Name),
+		PidFile: l.PidFile(p.Job, p.Name), ExitFile: l.ExitFile(p.Job, p.Name),
 	}
 }
 

@@ -185,7 +185,9 @@ func (it *initProc) run() int {
 	it.removePidFile()
 	dropped := it.finishOutput()
 	code, sig := exitOf(it.status)
-	it.report(Report{Event: EventExit, Code: code, Signal: sig, Dropped: dropped, OOM: oom && sig == int(unix.SIGKILL)})
+	rep := Report{Event: EventExit, Code: code, Signal: sig, Dropped: dropped, OOM: oom && sig == int(unix.SIGKILL)}
+	it.recordExit(rep)
+	it.report(rep)
 	if sig != 0 {
 		return 128 + sig
 	}

@@ -1,9 +1,12 @@
 package procinit
 
 import (
-	"github.com/vigil-bosh/vigil/sandbox"
+	"encoding/json"
+	"os"
+	"path/filepath"
 
 	"github.com/vigil-bosh/vigil/pidfile"
+	"github.com/vigil-bosh/vigil/sandbox"
 )
 
 // writePidFile stores the init's own pid in Launch.PidFile, when one is set.
@@ -22,5 +25,30 @@ func (it *initProc) removePidFile() {
 	}
 	if pid, err := pidfile.Read(it.launch.PidFile); err == nil && pid == sandbox.HostPID() {
 		_ = pidfile.Remove(it.launch.PidFile)
+	}
+}
+
+// recordExit leaves r in Launch.ExitFile when no supervisor listens any
+// more (the daemon died or let go), for the daemon that adopts this init.
+// It writes a temporary file and renames it, so a reader sees all or none.
+func (it *initProc) recordExit(r Report) {
+	if it.launch.ExitFile == "" || it.cmds != nil {
+		return
+	}
+	b, _ := json.Marshal(ExitRecord{PID: sandbox.HostPID(), Report: r})
+	dir := filepath.Dir(it.launch.ExitFile)
+	if os.MkdirAll(dir, 0o700) != nil {
+		return
+	}
+	f, err := os.CreateTemp(dir, ".exit-*")
+	if err != nil {
+		return
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil && cerr == nil {
+		err = os.Rename(f.Name(), it.launch.ExitFile)
+	}
+	if err != nil {
+		os.Remove(f.Name())
 	}
 }

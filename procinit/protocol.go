@@ -41,6 +41,11 @@ type Launch struct {
 	// the executable runs, and removed once everything has ended. A detached
 	// init (no supervisor holds its socket) keeps bpm's pid file this way.
 	PidFile string `json:"pid_file,omitempty"`
+	// ExitFile, if set, receives the exit report (JSON, with the init's host
+	// pid) when the executable ends while no supervisor holds the init's
+	// socket: a daemon that adopts the init after a restart reads it there,
+	// since the init is not its child and its wait status is not its to see.
+	ExitFile string `json:"exit_file,omitempty"`
 	// Sandbox, if set, confines the executable (see package sandbox): the
 	// init starts it through a helper created in fresh namespaces, which
 	// assembles its root and drops its privileges before the exec. The hook
@@ -49,6 +54,12 @@ type Launch struct {
 	// Warnings are what the supervisor could not enforce; the init passes
 	// them on, with its own, in the running report.
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// ExitRecord is what an init leaves in Launch.ExitFile.
+type ExitRecord struct {
+	PID    int    `json:"pid"` // the init's host pid, to tell records apart
+	Report Report `json:"report"`
 }
 
 // Command is a request from the supervisor after the launch.
