@@ -129,10 +129,13 @@ func TestContainerAsPID1(t *testing.T) {
 	job("config/bpm.yml", "processes:\n- name: web\n  executable: "+filepath.Join(root, "jobs", "web", "bin", "web")+"\n  unsafe: {host_pid_namespace: true}\n")
 	out := filepath.Join(root, "sys", "log", "web", "web.stdout.log")
 	job("bin/web", "#!/bin/sh\ntrap 'echo process got TERM; exit 0' TERM\necho started\nwhile :; do sleep 1000 & wait $!; done\n")
-	// The drain leaves an orphan behind (a child that outlives it): it falls
-	// to PID 1, which must reap it.
+	// The drain leaves an orphan behind: a double fork orphans a child at once,
+	// it falls to PID 1, and the drain finishes only once PID 1 has reaped it
+	// (kill -0 still finds a zombie).
+	orphan := filepath.Join(root, "orphan")
 	job("bin/drain", "#!/bin/sh\nkill -0 $(cat "+filepath.Join(root, "sys", "run", "bpm", "web", "web.pid")+") && ! grep -q TERM "+out+
-		" && echo drain with process running $1 >> "+events+"\nsh -c 'exit 0' &\necho 0\n")
+		" && echo drain with process running $1 >> "+events+"\n( sh -c 'exit 0' & echo $! > "+orphan+" )\n"+
+		"while kill -0 $(cat "+orphan+") 2>/dev/null; do :; done\necho 0\n")
 
 	port := freePort(t)
 	cmd := exec.Command("unshare", "--pid", "--fork", "--mount-proc", bin, "container", "--root", root, "--grace", "20s",
