@@ -157,7 +157,8 @@ func TestSandboxEnvironment(t *testing.T) {
 	p := s.process("env", "inspect",
 		testproc.EnvWrite+"="+strings.Join([]string{"/etc/vigil-test", l.JobDir("job") + "/x",
 			l.DataDir("job") + "/x", "/tmp/x", "/var/tmp/y", l.LogDir("job") + "/x"}, ","),
-		testproc.EnvList+"="+strings.Join([]string{l.JobsDir(), l.Root() + "/data"}, ","))
+		testproc.EnvList+"="+strings.Join([]string{l.JobsDir(), l.Root() + "/data"}, ","),
+		testproc.EnvHold+"=1") // stays up, so its pid file is there to check
 	p.EphemeralDisk = true
 	core := uint64(4096)
 	p.Limits.CoreFileSize = &core
@@ -214,6 +215,7 @@ func TestSandboxEnvironment(t *testing.T) {
 		!strings.Contains(string(status), fmt.Sprintf("PPid:\t%d\n", pr.PID())) {
 		t.Errorf("executable %d is not the init's child on the host", ev.ExecPID)
 	}
+	pr.Signal(syscall.SIGTERM)
 	if e := s.exitOf(pr); !e.Success() {
 		t.Fatalf("exit %v", e)
 	}

@@ -22,6 +22,9 @@ func more(behaviour string, rep reporter) (int, bool) {
 	case "inspect":
 		inspect(rep)
 		rep.send("inspected")
+		if os.Getenv(EnvHold) != "" {
+			return serve(rep), true // stay up until a signal ends it
+		}
 		return 0, true
 	case "alloc":
 		rep.send("allocating")

@@ -26,6 +26,7 @@ const (
 	EnvSocket    = "TESTPROC_SOCK"   // where to report
 	EnvIgnore    = "TESTPROC_IGNORE" // comma-separated signals to ignore, e.g. TERM,QUIT
 	EnvCode      = "TESTPROC_CODE"   // exit code for "exit"
+	EnvHold      = "TESTPROC_HOLD"   // "inspect" stays up afterwards until signalled
 )
 
 // NoRaceExitDelay is a GORACE value that stops a race-enabled binary from
