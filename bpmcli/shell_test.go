@@ -1,0 +1,54 @@
+package bpmcli_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestShellEntersTheSandbox: with isolation on (root), bpm shell runs in the
+// process's namespaces, as its user: it sees its own job only, its own
+// processes only, and a read-only /etc — what bpm's runc exec gives.
+func TestShellEntersTheSandbox(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("isolation needs root")
+	}
+	if _, err := exec.LookPath("nsenter"); err != nil {
+		t.Skip("bpm shell into a sandbox needs nsenter (util-linux)")
+	}
+	root, err := os.MkdirTemp("/run", "vigil-shell-") // not under /tmp: the sandbox has its own
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	os.Chmod(root, 0o755)
+	for _, j := range []string{"web", "other"} {
+		p := filepath.Join(root, "jobs", j, "config", "bpm.yml")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("processes:\n- name: "+j+"\n  executable: /bin/sleep\n  args: ['1000']\n"), 0o644)
+	}
+	env := append(os.Environ(), "BPM_BOSH_ROOT="+root)
+	bpm := func(stdin string, args ...string) (string, error) {
+		cmd := exec.Command(filepath.Join(binDir, "bpm"), args...)
+		cmd.Env, cmd.Stdin = env, strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := bpm("", "start", "web"); err != nil {
+		t.Fatalf("start: %v %s", err, out)
+	}
+	t.Cleanup(func() { bpm("", "stop", "web") })
+	out, err := bpm("id -u\nls "+filepath.Join(root, "jobs")+"\nls /proc | grep -c '^[0-9]'\ntouch /etc/x 2>&1 || true\n", "shell", "web")
+	if err != nil {
+		t.Fatalf("shell: %v %s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 || lines[0] == "0" || lines[1] != "web" || !strings.Contains(lines[3], "Read-only file system") {
+		t.Fatalf("inside the shell:\n%s", out)
+	}
+	if n := lines[2]; n == "" || len(n) > 1 { // a handful of processes, not the host's
+		t.Fatalf("the shell sees %s processes", n)
+	}
+}
