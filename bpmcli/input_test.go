@@ -197,12 +197,17 @@ func TestListAndVersion(t *testing.T) {
 		var rows []struct {
 			Name, Job, Process, Status string
 			PID                        int
+			Ready                      *bool
 		}
 		if err := json.Unmarshal([]byte(r.must("list", "--json")), &rows); err != nil || len(rows) != 4 {
 			t.Fatalf("list --json: %v %+v", err, rows)
 		}
 		if w := rows[3]; w.Name != "web" || w.PID != r.pidFile("web", "web") || w.Status != "running" {
 			t.Fatalf("web row %+v", w)
+		}
+		// vigil's readiness comes from the daemon; bpm's own output has none.
+		if w := rows[3]; (r.daemon != nil) != (w.Ready != nil) || (w.Ready != nil && !*w.Ready) {
+			t.Fatalf("web row readiness %v with daemon %v", w.Ready, r.daemon != nil)
 		}
 		version := r.must("version")
 		if !strings.HasPrefix(version, "1.4.38+vigil.") || r.must("--version") != version {

@@ -49,6 +49,10 @@ type row struct {
 	Process string `json:"process"`
 	PID     int    `json:"pid"` // 0 when none
 	Status  string `json:"status"`
+	// vigil's additions, from the daemon (absent without one): health as
+	// in vigil status ("starting", "healthy", "unhealthy") and readiness.
+	Health string `json:"health,omitempty"`
+	Ready  *bool  `json:"ready,omitempty"`
 }
 
 // list prints every process of every job with a bpm.yml, in job-name and
@@ -75,6 +79,10 @@ func (c *cli) list(_ target, fl parsed) error {
 		}
 		s := fromDaemon(ps)
 		rows[i].Status, rows[i].PID = s.status, s.pid
+		if ps.State == "running" {
+			ready := ps.Ready
+			rows[i].Health, rows[i].Ready = ps.Health, &ready
+		}
 	}
 	for _, t := range c.pidFileTargets() {
 		if i := index(t); i < 0 {

@@ -111,6 +111,24 @@ type ProcessStatus struct {
 	// Warnings name the isolation and limits not enforced for the latest
 	// instance (e.g. not running as root, a missing cgroup controller).
 	Warnings []string `json:"warnings,omitempty"`
+	// Health is "" without startup or liveness probes (or when not
+	// running), else "starting", "healthy" or "unhealthy".
+	Health string `json:"health,omitempty"`
+	// Ready: running, past its startup probe, and ready by its readiness
+	// probe or notification when it has one.
+	Ready bool `json:"ready"`
+	// Probes are the latest result of each probe, with its latency.
+	Probes []ProbeResult `json:"probes,omitempty"`
+}
+
+// ProbeResult is the latest outcome of one of a process's probes.
+type ProbeResult struct {
+	Role      string    `json:"role"` // startup, liveness or readiness
+	OK        bool      `json:"ok"`
+	LatencyMS float64   `json:"latency_ms"`
+	Message   string    `json:"message,omitempty"`
+	At        time.Time `json:"at"`
+	Failures  int       `json:"consecutive_failures"`
 }
 
 // Exit describes how a process last ended.

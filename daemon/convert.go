@@ -16,7 +16,12 @@ func processStatus(s supervise.Status) control.ProcessStatus {
 	ps := control.ProcessStatus{
 		Job: s.ID.Job, Process: s.ID.Process, State: s.State.String(), Wanted: "down",
 		PID: s.PID, ExecPID: s.ExecPID, Restarts: s.Restarts, Since: s.Since.UTC().Truncate(time.Millisecond),
-		Unmonitored: s.Unmonitored, Warnings: s.Warnings,
+		Unmonitored: s.Unmonitored, Warnings: s.Warnings, Health: s.Health, Ready: s.Ready,
+	}
+	for _, r := range s.Probes {
+		ps.Probes = append(ps.Probes, control.ProbeResult{Role: r.Role.String(), OK: r.OK,
+			LatencyMS: float64(r.Latency.Microseconds()) / 1000, Message: r.Message,
+			At: r.At.UTC().Truncate(time.Millisecond), Failures: r.Failures})
 	}
 	if s.WantUp {
 		ps.Wanted = "up"

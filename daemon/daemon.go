@@ -77,6 +77,7 @@ type loaded struct {
 	runners  map[supervise.ID]*proc.Runner
 	problems []control.Problem
 	monit    *monitLoad // nil without monit control files
+	deps     depGraph   // depends_on: start levels of the wanted processes
 }
 
 // New returns a daemon for cfg. Nothing runs until Run.
@@ -138,6 +139,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.log.Info("leaving every process running")
 		d.tree.Abandon()
 	} else {
+		d.stopWaves(context.Background(), d.cur.Load().deps) // dependents first
 		err = d.tree.Shutdown(context.Background())
 	}
 	stopServing()

@@ -108,7 +108,7 @@ func (d *Daemon) loadMonit() (*monitLoad, []control.Problem) {
 	}
 	for _, s := range cfg.Services {
 		for _, t := range s.Tests {
-			if t.Kind == monitrc.TestConnection || t.Kind == monitrc.TestResource {
+			if (t.Kind == monitrc.TestConnection || t.Kind == monitrc.TestResource) && !t.Enforced() {
 				probs = append(probs, control.Problem{Severity: "warning", File: s.File, Line: t.Line,
 					Message: fmt.Sprintf("service %s: test 'if %s' is parsed but not yet enforced", s.Name, t.Text)})
 			}
@@ -328,8 +328,9 @@ func (d *Daemon) startInOrder(ctx context.Context, m *monitLoad, ids []supervise
 		waves[l] = append(waves[l], id)
 		top = max(top, l)
 	}
+	deps := d.cur.Load().deps // bpm.yml's depends_on orders each monit wave
 	for l := 0; l <= top; l++ {
-		if err := d.startAll(ctx, waves[l]); err != nil {
+		if err := d.startWaves(ctx, deps, waves[l]); err != nil {
 			return err
 		}
 	}

@@ -130,7 +130,7 @@ func TestMonitControlFiles(t *testing.T) {
 	if ctlPID == 0 || !alive(ctlPID) {
 		t.Fatalf("ctl pid %d", ctlPID)
 	}
-	if st, _ := h.c.Status(t.Context()); !strings.Contains(fmt.Sprint(st.Problems), "not yet enforced") {
+	if st, _ := h.c.Status(t.Context()); strings.Contains(fmt.Sprint(st.Problems), "not yet enforced") {
 		t.Fatalf("problems: %+v", st.Problems)
 	}
 	// Unmonitor web (the cascade unmonitors ctl, which depends on it); a

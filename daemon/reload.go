@@ -58,6 +58,9 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 		want, more = checkedOnly(want, mon)
 		next.problems = append(next.problems, more...)
 	}
+	var depProblems []control.Problem
+	next.deps, depProblems = dependencies(want)
+	next.problems = append(next.problems, depProblems...)
 	var res control.ReloadResult
 	var stop, start []supervise.ID
 	for _, s := range d.tree.List() {
@@ -118,6 +121,7 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 			r := &monitcompat.ProgramRunner{Service: svc, Host: hostname()}
 			cfg := supervise.Config{ID: id, Timing: r.Timing(d.cfg.Timing), Runner: r, OnChange: d.onChange,
 				Unmonitored: keepDown}
+			d.withMonitTests(next.monit, id, &cfg)
 			if _, aerr := d.tree.Add(cfg); aerr != nil {
 				err = errors.Join(err, aerr)
 			}
@@ -128,6 +132,7 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 			NoIsolation: d.cfg.NoIsolation, Log: d.log})
 		next.runners[id] = r
 		scfg := d.supervisorConfig(id, want[id], r)
+		d.withMonitTests(next.monit, id, &scfg)
 		// A live init (left by a daemon that died) is adopted, not started again.
 		if p, aerr := proc.Adopt(d.cfg.Layout, id.Job, id.Process); aerr == nil {
 			scfg.Adopt = p
@@ -144,6 +149,9 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 	res.Problems = next.problems
 	d.cur.Store(next)
 	d.changes.notify()
+	if next.monit == nil {
+		return res, errors.Join(err, d.startWaves(ctx, next.deps, toStart))
+	}
 	return res, errors.Join(err, d.startInOrder(ctx, next.monit, toStart))
 }
 
@@ -212,7 +220,10 @@ func (d *Daemon) startAll(ctx context.Context, ids []supervise.ID) error {
 func (d *Daemon) supervisorConfig(id supervise.ID, p job.Process, r *proc.Runner) supervise.Config {
 	t := d.cfg.Timing
 	t.StopSignal = p.ShutdownSignal
-	return supervise.Config{ID: id, Timing: t, Runner: r, OnChange: d.onChange}
+	t.Restart = restartPolicy(t.Restart, p.Restart)
+	t.Health.Notify = p.Health.Notify != ""
+	return supervise.Config{ID: id, Timing: t, Runner: r, OnChange: d.onChange,
+		Probes: probesOf(p, d.cfg.Layout), OnLimit: d.limitExec(id, p.Restart.Limit.Exec, p.Environ(d.cfg.Layout))}
 }
 
 // onChange runs on a supervisor's goroutine after each change: it logs

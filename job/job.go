@@ -51,8 +51,13 @@ type Process struct {
 	ShutdownSignal     syscall.Signal // SIGTERM (default) or SIGINT
 	// User is vigil's `user: NAME[:GROUP]` key (bpm has none and always uses
 	// vcap): the identity the executable runs as; "" means vcap.
-	User   string
-	Source Source
+	User string
+	// Health, Restart and DependsOn are vigil's own keys (bpm ignores them):
+	// probes, the restart policy, and the processes to wait for.
+	Health    Health
+	Restart   RestartSpec
+	DependsOn []Dependency
+	Source    Source
 
 	at *origin // where the process was parsed; nil for a Process built by hand
 }
@@ -117,7 +122,8 @@ func (p Process) Equal(q Process) bool {
 		p.Unsafe.Privileged == q.Unsafe.Privileged &&
 		slices.Equal(p.Unsafe.UnrestrictedVolumes, q.Unsafe.UnrestrictedVolumes) &&
 		p.Unsafe.HostPIDNamespace == q.Unsafe.HostPIDNamespace &&
-		p.ShutdownSignal == q.ShutdownSignal && p.User == q.User
+		p.ShutdownSignal == q.ShutdownSignal && p.User == q.User &&
+		p.Health.equal(q.Health) && p.Restart.equal(q.Restart) && slices.Equal(p.DependsOn, q.DependsOn)
 }
 
 func (l Limits) equal(m Limits) bool {

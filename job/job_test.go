@@ -14,7 +14,9 @@ func TestEqual(t *testing.T) {
 		Capabilities: []string{"KILL"}, Limits: Limits{Memory: &mem},
 		AdditionalVolumes: []Volume{{Path: "/v"}}, Unsafe: Unsafe{UnrestrictedVolumes: []Volume{{Path: "/u"}}},
 		ShutdownSignal: syscall.SIGTERM, Source: Source{"f", 1},
+		DependsOn: []Dependency{{Job: "db", Process: "pg"}},
 	}
+	base.Restart.Limit.Exec = []string{"/bin/true"}
 	same := base
 	mem2 := uint64(1)
 	same.Limits.Memory = &mem2 // same value, other pointer

@@ -29,6 +29,9 @@ var processKeys = keyTable[Process]{
 	"unsafe":             func(c *collector, n *yaml.Node, f string, p *Process) { decodeMap(c, n, f, unsafeKeys, &p.Unsafe) },
 	"shutdown_signal":    func(c *collector, n *yaml.Node, f string, p *Process) { p.ShutdownSignal = shutdownSignal(c, n, f) },
 	"user":               func(c *collector, n *yaml.Node, f string, p *Process) { p.User = str(c, n, f) }, // vigil's own
+	"health":             func(c *collector, n *yaml.Node, f string, p *Process) { decodeMap(c, n, f, healthKeys, &p.Health) },
+	"restart":            func(c *collector, n *yaml.Node, f string, p *Process) { decodeMap(c, n, f, restartKeys, &p.Restart) },
+	"depends_on":         func(c *collector, n *yaml.Node, f string, p *Process) { p.DependsOn = dependencies(c, n, f) },
 }
 
 var hooksKeys = keyTable[Hooks]{

@@ -158,7 +158,7 @@ func TestUnknownKeyWarnings(t *testing.T) {
   executable: /bin/a
   shutdown_singal: INT
   Name: x
-  health: {}
+  helth: {}
   limits: {memroy: 1G, cpu_wieght: 3}
   hooks: {pre_strat: /x, pre_start: /bin/pre}
   unsafe: {privilegd: true}
@@ -174,7 +174,7 @@ processs: []
 	sameAts(t, "warnings", warningsOf(t, warns, "bpm.yml"), []at{
 		{4, "processes[0].shutdown_singal", `unknown key "shutdown_singal" (did you mean "shutdown_signal"?)`},
 		{5, "processes[0].Name", `unknown key "Name" (did you mean "name"?)`},
-		{6, "processes[0].health", `unknown key "health"`},
+		{6, "processes[0].helth", `unknown key "helth" (did you mean "health"?)`},
 		{7, "processes[0].limits.memroy", `unknown key "memroy" (did you mean "memory"?)`},
 		{7, "processes[0].limits.cpu_wieght", `unknown key "cpu_wieght" (did you mean "cpu_weight"?)`},
 		{8, "processes[0].hooks.pre_strat", `unknown key "pre_strat" (did you mean "pre_start"?)`},

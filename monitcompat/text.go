@@ -113,8 +113,11 @@ func FullStatus(e *Engine, h Host) string {
 			line("cpu percent total", fmt.Sprintf("%.1f%%", st.CPUPctTotal))
 		}
 		for _, t := range svc.Tests {
-			if t.Kind == monitrc.TestConnection || t.Kind == monitrc.TestResource {
+			switch {
+			case (t.Kind == monitrc.TestConnection || t.Kind == monitrc.TestResource) && !t.Enforced():
 				line("test", "not yet enforced: if "+t.Text+" then "+string(t.Action.Kind))
+			case t.Kind == monitrc.TestConnection || t.Kind == monitrc.TestResource:
+				line("test", "if "+t.Text+" then "+string(t.Action.Kind))
 			}
 		}
 		line("data collected", collected.Format("Mon Jan _2 15:04:05 2006"))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/vigil-bosh/vigil/supervise"
@@ -106,6 +107,8 @@ func MapStatus(s supervise.Status, now time.Time, stats func(int, *UnitStatus)) 
 			if s.LastExit != nil {
 				st.Message = s.LastExit.String()
 			}
+		case supervise.Running:
+			st.Events, st.Message = probeEvents(s.Probes)
 		}
 	}
 	if st.Running {
@@ -121,4 +124,23 @@ func MapStatus(s supervise.Status, now time.Time, stats func(int, *UnitStatus)) 
 	}
 	st.Collected = now
 	return st
+}
+
+// probeEvents maps failing probes onto monit's event bits: a failed
+// connection test (or any probe), or a matched resource limit (a message
+// starting with "resource limit matched: ").
+func probeEvents(probes []supervise.ProbeResult) (int, string) {
+	ev, msgs := 0, []string(nil)
+	for _, p := range probes {
+		if p.OK {
+			continue
+		}
+		if strings.HasPrefix(p.Message, "resource limit matched: ") {
+			ev |= EventResource
+		} else {
+			ev |= EventConnection
+		}
+		msgs = append(msgs, p.Message)
+	}
+	return ev, strings.Join(msgs, "; ")
 }

@@ -184,3 +184,16 @@ func (c *Config) Lookup(name string) (*Service, bool) {
 	}
 	return nil, false
 }
+
+// Enforced reports whether vigil acts on the test: connection tests,
+// memory tests (memory, totalmem) and restart rates. Others (cpu, loadavg,
+// changed ...) are parsed only.
+func (t Test) Enforced() bool {
+	switch t.Kind {
+	case TestConnection, TestRestarts:
+		return true
+	case TestResource:
+		return t.Resource == "totalmem" || t.Resource == "memory"
+	}
+	return false
+}

@@ -90,13 +90,15 @@ func (r *Runner) isolate(launch *procinit.Launch) (isolation, error) {
 	var iso isolation
 	lim := cgroup.Limits{Memory: p.Limits.Memory, Pids: p.Limits.Processes,
 		CPUWeight: p.Limits.CPUWeight, CPUQuota: p.Limits.CPUQuota, CPUSet: p.Limits.CPUSet}
-	g, cw, err := cgroup.Create(cgroupName(l.Root(), p.Job, p.Name, r.instanceID()), lim)
-	warns = append(warns, cw...)
-	if err != nil {
-		warns = append(warns, fmt.Sprintf("no cgroup (%v): cgroup limits are not enforced and OOM kills are not recorded", err))
-	} else {
-		iso.group = g
-		spec.Cgroups = g.Dirs()
+	if !r.opts.NoCgroup {
+		g, cw, err := cgroup.Create(cgroupName(l.Root(), p.Job, p.Name, r.instanceID()), lim)
+		warns = append(warns, cw...)
+		if err != nil {
+			warns = append(warns, fmt.Sprintf("no cgroup (%v): cgroup limits are not enforced and OOM kills are not recorded", err))
+		} else {
+			iso.group = g
+			spec.Cgroups = g.Dirs()
+		}
 	}
 	if !p.Unsafe.HostPIDNamespace {
 		iso.cloneFlags = unix.CLONE_NEWPID

@@ -33,6 +33,7 @@ type Process struct {
 	reopen  chan struct{} // a reopen took effect (buffered: the watcher never blocks)
 	exited  chan struct{} // closed once the init is reaped
 	group   *cgroup.Group // the executable's cgroup, if any (set before watch starts)
+	ready   chan bool     // readiness notifications, when the process sends them (see Ready)
 }
 
 func newProcess(cmd *exec.Cmd, ctrl *os.File, pidPath string) *Process {
@@ -105,6 +106,8 @@ func (p *Process) watch() {
 		case procinit.EventRunning:
 			p.execPID.Store(int64(r.PID))
 			p.events <- supervise.ProcessEvent{Running: true, ExecPID: r.PID, Warnings: r.Warnings}
+		case procinit.EventReady:
+			p.sendReady(true)
 		case procinit.EventReopen:
 			select {
 			case p.reopen <- struct{}{}:

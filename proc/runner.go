@@ -41,6 +41,10 @@ type Options struct {
 	// isolated as bpm's are when vigil runs as root, and runs with a warning
 	// when it does not.
 	NoIsolation bool
+	// NoCgroup leaves the process in the cgroup it was started in, with no
+	// cgroup of its own: the service manager (systemd, for a unit run by
+	// `vigil exec`) owns that cgroup and enforces the limits there.
+	NoCgroup bool
 	// User replaces vcap as the default identity (tests on machines
 	// without a vcap user); "" means vcap.
 	User string
@@ -82,6 +86,11 @@ func (r *Runner) Start(context.Context) (supervise.Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	ns, err := r.prepareNotify(&launch)
+	if err != nil {
+		_ = iso.group.Remove()
+		return nil, err
+	}
 	if len(launch.Warnings) > 0 && r.opts.Log != nil {
 		r.opts.Log.Warn("isolation not enforced", "process", launch.Label, "warnings", launch.Warnings)
 	}
@@ -89,6 +98,7 @@ func (r *Runner) Start(context.Context) (supervise.Process, error) {
 		pr := newProcess(s.cmd, s.ctrl, l.PidFile(p.Job, p.Name))
 		pr.group = iso.group
 		if pr.send(launch) == nil {
+			pr.attachNotify(r.p.Health.Notify, ns, r.p.Health.Watchdog)
 			r.current.Store(pr)
 			go pr.watch()
 			return pr, nil
@@ -98,10 +108,12 @@ func (r *Runner) Start(context.Context) (supervise.Process, error) {
 	s, err := startInit(r.opts.Init, r.opts.InitEnv, launch.Label, nil, nil, iso.cloneFlags)
 	if err != nil {
 		_ = iso.group.Remove()
+		_ = ns.Close()
 		return nil, fmt.Errorf("start %s: %w", launch.Label, err)
 	}
 	pr := newProcess(s.cmd, s.ctrl, l.PidFile(p.Job, p.Name))
 	pr.group = iso.group
+	pr.attachNotify(r.p.Health.Notify, ns, r.p.Health.Watchdog)
 	if err := pr.send(launch); err != nil {
 		_ = s.cmd.Process.Kill() // the init cannot run without its launch
 	}

@@ -215,6 +215,7 @@ func TestSandboxEnvironment(t *testing.T) {
 		!strings.Contains(string(status), fmt.Sprintf("PPid:\t%d\n", pr.PID())) {
 		t.Errorf("executable %d is not the init's child on the host", ev.ExecPID)
 	}
+	s.rep.Expect(t, "ready") // its TERM handler is in place
 	pr.Signal(syscall.SIGTERM)
 	if e := s.exitOf(pr); !e.Success() {
 		t.Fatalf("exit %v", e)

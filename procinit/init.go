@@ -116,6 +116,8 @@ type initProc struct {
 	hook       int // the pre_start hook's pid while it runs
 	hookStatus unix.WaitStatus
 	hookDone   bool
+
+	notify *notifyPipe // the readiness fd's pipe, when the launch asks for one
 }
 
 // report sends r to the supervisor. A supervisor that went away is not an
@@ -159,7 +161,11 @@ func (it *initProc) run() int {
 			return it.fail(code, "%s", msg)
 		}
 	}
+	if it.notify, err = openNotify(it.launch.NotifyFD); err != nil {
+		return it.fail(ExitBadLaunch, "%v", err)
+	}
 	pid, hostPID, err := it.spawnExecutable()
+	it.notify.closeWriter()
 	if err != nil {
 		return it.fail(ExitExecFailed, "exec %s: %v", it.launch.Path, err)
 	}
@@ -227,7 +233,7 @@ func (it *initProc) spawn(path string, argv []string, dir string) (int, error) {
 	return syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Dir:   dir,
 		Env:   it.launch.Env,
-		Files: []uintptr{devnull.Fd(), it.out.writer.Fd(), it.errw.writer.Fd()},
+		Files: it.notify.files(devnull.Fd(), it.out.writer.Fd(), it.errw.writer.Fd()),
 		// Should the init itself be killed outright, the executable dies
 		// with it instead of running on unsupervised.
 		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
@@ -264,6 +270,8 @@ func (it *initProc) step(deadline <-chan time.Time) (timedOut, stopped bool) {
 			it.errw.reopen()
 			it.report(Report{Event: EventReopen})
 		}
+	case <-it.notify.lines():
+		it.report(Report{Event: EventReady})
 	case <-deadline:
 		return true, false
 	}

@@ -54,6 +54,10 @@ type Launch struct {
 	// Warnings are what the supervisor could not enforce; the init passes
 	// them on, with its own, in the running report.
 	Warnings []string `json:"warnings,omitempty"`
+	// NotifyFD, if set, is s6's readiness notification: the executable gets
+	// the write end of a pipe as this fd, and each line written to it is
+	// reported as EventReady.
+	NotifyFD int `json:"notify_fd,omitempty"`
 }
 
 // ExitRecord is what an init leaves in Launch.ExitFile.
@@ -93,6 +97,7 @@ const (
 	EventExit    = "exit"    // the executable ended; the init exits next
 	EventFailed  = "failed"  // the hook or the exec failed; the init exits next
 	EventReopen  = "reopen"  // CmdReopen took effect: later output goes to the reopened files
+	EventReady   = "ready"   // the executable wrote a line to its notification fd
 )
 
 // Exit codes of the init when the executable never ran.

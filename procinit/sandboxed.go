@@ -50,7 +50,7 @@ func (it *initProc) spawnSandboxed(spec *sandbox.Spec) (pid, hostPID int, err er
 	pid, err = syscall.ForkExec("/proc/self/exe", []string{os.Args[0], "init", EnterArg}, &syscall.ProcAttr{
 		Dir:   "/",
 		Env:   os.Environ(),
-		Files: []uintptr{devnull.Fd(), it.out.writer.Fd(), it.errw.writer.Fd(), specR.Fd(), statW.Fd()},
+		Files: it.notify.files(devnull.Fd(), it.out.writer.Fd(), it.errw.writer.Fd(), specR.Fd(), statW.Fd()),
 		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL,
 			Cloneflags: sandbox.CloneFlags},
 	})

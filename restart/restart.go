@@ -20,13 +20,36 @@ type Policy struct {
 	Max        time.Duration // cap on the delay; zero means DefaultMax
 	ResetAfter time.Duration // a run this long is healthy; zero means DefaultResetAfter
 	Limit      Limit         // zero value: never give up
+	Mode       Mode          // which exits are restarted; zero means Always
 }
+
+// Mode says which exits of a process are restarted.
+type Mode int
+
+// The modes. Always is the zero value.
+const (
+	Always    Mode = iota // every exit
+	OnFailure             // only an exit that is not a clean exit 0
+	Never                 // none: the process stays down
+)
+
+// Then is what happens once the limit is reached.
+type Then int
+
+// The outcomes. GiveUp is the zero value.
+const (
+	GiveUp       Then = iota // a dead process stays down and failed; a failing probe stops it for good
+	LeaveRunning             // failing probes no longer restart it; a running process is never stopped
+	Exec                     // run Limit.Exec, then as LeaveRunning
+)
 
 // Limit gives up once Count restarts have happened within the window Within.
 // A Count of zero disables the limit.
 type Limit struct {
 	Count  int
 	Within time.Duration
+	Then   Then
+	Exec   []string // the command for Then == Exec
 }
 
 // History is what the policy remembers between exits. The zero value is a
@@ -72,6 +95,9 @@ func (p Policy) Next(h History, started, exited time.Time) (Decision, History) {
 	next.restarts = append(next.restarts, exited)
 	return Decision{Delay: p.delay(quick)}, next
 }
+
+// MaxDelay is the cap on the delay between restarts.
+func (p Policy) MaxDelay() time.Duration { return p.max() }
 
 // delay is zero for the first quick failure, then Initial doubling up to Max.
 func (p Policy) delay(quick int) time.Duration {

@@ -15,6 +15,7 @@ type Timing struct {
 	QuitTimeout time.Duration  // SIGQUIT to the kill of the whole tree; zero means 2s
 	KillTimeout time.Duration  // kill to the forced kill of the init; zero means 5s
 	Restart     restart.Policy
+	Health      HealthTiming // which probes run, and their thresholds
 }
 
 func (t Timing) stopSignal() syscall.Signal {
@@ -45,11 +46,16 @@ const (
 	evTimer                      // the machine's single timer fired
 	evMonitor                    // operator: supervise again (and be up)
 	evUnmonitor                  // operator: stop supervising; leave the process as it is
+	evProbe                      // a probe of generation gen reported ok or not
+	evNotify                     // the process of generation gen said ready (ok) or its watchdog expired (!ok)
 )
 
 type event struct {
 	kind eventKind
-	exit Exit // for evExit
+	exit Exit      // for evExit
+	role ProbeRole // for evProbe
+	ok   bool      // for evProbe and evNotify
+	gen  int       // for evProbe and evNotify: the spawn the result is about
 }
 
 // effectKind names what the loop must do for a transition, in order.
@@ -62,6 +68,7 @@ const (
 	fxForceKill                   // kill the init itself: the tree kill did not end it
 	fxArm                         // (re)arm the timer for d
 	fxDisarm                      // stop the timer
+	fxLimitExec                   // run the restart limit's command
 )
 
 type effect struct {
@@ -86,6 +93,12 @@ type machine struct {
 	startedAt   time.Time       // time of the last spawn
 	since       time.Time       // time of the last state change
 	lastExit    *Exit
+	// While Stopping after a failed probe: start again after restartDelay
+	// (probeRestart), or end Failed (thenFail).
+	probeRestart bool
+	thenFail     bool
+	restartDelay time.Duration
+	health       health // the current instance's probe memory
 }
 
 // next is the transition function: given the machine, an event and the time
@@ -110,6 +123,10 @@ func next(m machine, ev event, now time.Time, t Timing) (machine, []effect) {
 		m, fx = onExit(m, ev.exit, now, t)
 	case evTimer:
 		m, fx = onTimer(m, now, t)
+	case evProbe:
+		m, fx = onProbe(m, ev, now, t)
+	case evNotify:
+		m, fx = onNotify(m, ev, now, t)
 	}
 	if m.state != old {
 		m.since = now
@@ -121,6 +138,7 @@ func spawn(m machine, now time.Time) (machine, []effect) {
 	m.state = Starting
 	m.gen++
 	m.startedAt = now
+	m.health = health{}
 	return m, []effect{{kind: fxSpawn}}
 }
 
@@ -144,7 +162,7 @@ func onStart(m machine, now time.Time) (machine, []effect) {
 
 func onStop(m machine, t Timing) (machine, []effect) {
 	m.wantUp = false
-	m.thenStart = false
+	m.thenStart, m.thenFail, m.probeRestart = false, false, false
 	switch m.state {
 	case Starting, Running:
 		m.state = Stopping
@@ -178,7 +196,7 @@ func onRestart(m machine, now time.Time, t Timing) (machine, []effect) {
 		m.wantUp, m.thenStart = true, true
 		return m, fx
 	case Stopping:
-		m.wantUp, m.thenStart = true, true
+		m.wantUp, m.thenStart, m.thenFail, m.probeRestart = true, true, false, false
 		return m, nil
 	}
 	return onStart(m, now)
@@ -190,6 +208,20 @@ func onExit(m machine, e Exit, now time.Time, t Timing) (machine, []effect) {
 	case Stopping:
 		m.stage = 0
 		fx := []effect{{kind: fxDisarm}}
+		switch {
+		case m.thenFail:
+			m.thenFail = false
+			m.state = Failed
+			return m, fx
+		case m.thenStart && m.probeRestart:
+			m.thenStart, m.probeRestart = false, false
+			if m.restartDelay > 0 {
+				m.state = Backoff
+				return m, []effect{{kind: fxArm, d: m.restartDelay}}
+			}
+			m, more := spawn(m, now)
+			return m, append(fx, more...)
+		}
 		if m.thenStart {
 			m.thenStart = false
 			m.history = restart.History{}
@@ -203,12 +235,28 @@ func onExit(m machine, e Exit, now time.Time, t Timing) (machine, []effect) {
 			m.state = Stopped // not supervised: nobody restarts it
 			return m, nil
 		}
+		switch t.Restart.Mode {
+		case restart.Never:
+			return settleExit(m, e), nil
+		case restart.OnFailure:
+			if e.Success() {
+				return settleExit(m, e), nil
+			}
+		}
 		d, h := t.Restart.Next(m.history, m.startedAt, now)
 		m.history = h
 		switch {
-		case d.GiveUp:
+		case d.GiveUp && t.Restart.Limit.Then == restart.GiveUp:
 			m.state = Failed
 			return m, nil
+		case d.GiveUp: // leave-running and exec restart a dead process, at the longest delay
+			m.state = Backoff
+			m.restarts++
+			fx := []effect{{kind: fxArm, d: t.Restart.MaxDelay()}}
+			if t.Restart.Limit.Then == restart.Exec && !m.health.leftRunning {
+				fx = append(fx, effect{kind: fxLimitExec})
+			}
+			return m, fx
 		case d.Delay > 0:
 			m.state = Backoff
 			m.restarts++
@@ -218,6 +266,17 @@ func onExit(m machine, e Exit, now time.Time, t Timing) (machine, []effect) {
 		return spawn(m, now)
 	}
 	return m, nil // no process in the other states: a stale report
+}
+
+// settleExit ends a process that is not restarted: a clean exit is
+// Stopped, any other Failed.
+func settleExit(m machine, e Exit) machine {
+	if e.Success() {
+		m.state = Stopped
+	} else {
+		m.state = Failed
+	}
+	return m
 }
 
 func onTimer(m machine, now time.Time, t Timing) (machine, []effect) {

@@ -37,7 +37,7 @@ func kindsOf(fx []effect) []effectKind {
 // TestNextEveryPair covers every (state, event) pair with its expected state
 // and effects.
 func TestNextEveryPair(t *testing.T) {
-	ev := func(k eventKind) event { return event{kind: k, exit: Exit{Code: 1}} }
+	ev := func(k eventKind) event { return event{kind: k, exit: Exit{Code: 1}, role: Liveness, gen: 1} }
 	later := t0.Add(time.Minute) // long enough after the start to reset backoff
 	type want struct {
 		state State
@@ -48,35 +48,41 @@ func TestNextEveryPair(t *testing.T) {
 			evStart: {Starting, fxs(fxSpawn)}, evStop: {Stopped, nil}, evRestart: {Starting, fxs(fxSpawn)},
 			evRunning: {Stopped, nil}, evExit: {Stopped, nil}, evTimer: {Stopped, nil},
 			evMonitor: {Starting, fxs(fxSpawn)}, evUnmonitor: {Stopped, nil},
+			evProbe: {Stopped, nil}, evNotify: {Stopped, nil},
 		},
 		Starting: {
 			evStart: {Starting, nil}, evStop: {Stopping, fxs(fxSignal, fxArm)}, evRestart: {Stopping, fxs(fxSignal, fxArm)},
 			evRunning: {Running, nil}, evExit: {Starting, fxs(fxSpawn)}, evTimer: {Starting, nil},
 			evMonitor: {Starting, nil}, evUnmonitor: {Starting, nil},
+			evProbe: {Starting, nil}, evNotify: {Starting, nil},
 		},
 		Running: {
 			evStart: {Running, nil}, evStop: {Stopping, fxs(fxSignal, fxArm)}, evRestart: {Stopping, fxs(fxSignal, fxArm)},
 			evRunning: {Running, nil}, evExit: {Starting, fxs(fxSpawn)}, evTimer: {Running, nil},
 			evMonitor: {Running, nil}, evUnmonitor: {Running, nil},
+			evProbe: {Running, nil}, evNotify: {Running, nil},
 		},
 		Backoff: {
 			evStart: {Starting, fxs(fxDisarm, fxSpawn)}, evStop: {Stopped, fxs(fxDisarm)}, evRestart: {Starting, fxs(fxDisarm, fxSpawn)},
 			evRunning: {Backoff, nil}, evExit: {Backoff, nil}, evTimer: {Starting, fxs(fxSpawn)},
 			evMonitor: {Starting, fxs(fxDisarm, fxSpawn)}, evUnmonitor: {Stopped, fxs(fxDisarm)},
+			evProbe: {Backoff, nil}, evNotify: {Backoff, nil},
 		},
 		Stopping: {
 			evStart: {Stopping, nil}, evStop: {Stopping, nil}, evRestart: {Stopping, nil},
 			evRunning: {Stopping, nil}, evExit: {Stopped, fxs(fxDisarm)}, evTimer: {Stopping, fxs(fxSignal, fxArm)},
 			evMonitor: {Stopping, nil}, evUnmonitor: {Stopping, nil},
+			evProbe: {Stopping, nil}, evNotify: {Stopping, nil},
 		},
 		Failed: {
 			evStart: {Starting, fxs(fxSpawn)}, evStop: {Stopped, nil}, evRestart: {Starting, fxs(fxSpawn)},
 			evRunning: {Failed, nil}, evExit: {Failed, nil}, evTimer: {Failed, nil},
 			evMonitor: {Starting, fxs(fxSpawn)}, evUnmonitor: {Failed, nil},
+			evProbe: {Failed, nil}, evNotify: {Failed, nil},
 		},
 	}
 	for s := Stopped; s <= Failed; s++ {
-		for k := evStart; k <= evUnmonitor; k++ {
+		for k := evStart; k <= evNotify; k++ {
 			w, ok := table[s][k]
 			if !ok {
 				t.Fatalf("table lacks (%s, %d)", s, k)

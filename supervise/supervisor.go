@@ -29,41 +29,6 @@ type Process interface {
 	ForceKill() error
 }
 
-// ProcessEvent is a report from a Process.
-type ProcessEvent struct {
-	Running bool // the executable runs (else: the process exited)
-	ExecPID int  // with Running: the executable's pid
-	Exit    Exit // without Running: how it ended
-	// Warnings (with Running) name what isolation or limits are not
-	// enforced for this instance.
-	Warnings []string
-	// Reaped, if not nil, is closed once the process itself (the pid-file
-	// process) is gone: an exit may be reported while it is still ending.
-	// A restart does not wait for it; a stop settles only after it.
-	Reaped <-chan struct{}
-}
-
-// ID names a supervised process.
-type ID struct{ Job, Process string }
-
-func (id ID) String() string { return id.Job + "/" + id.Process }
-
-// Status is an immutable snapshot of one supervised process.
-type Status struct {
-	ID
-	State  State
-	WantUp bool
-	// Unmonitored: the process is left alone (an exit is not restarted).
-	Unmonitored bool
-	PID         int // pid-file pid while a process exists, else 0
-	ExecPID     int // the executable's pid while running, else 0
-	Restarts    int // automatic restarts so far
-	Gen         int // spawns so far
-	Since       time.Time
-	LastExit    *Exit
-	Warnings    []string // of the latest instance to run: isolation or limits not enforced
-}
-
 // Verb is an operator's request.
 type Verb int
 
@@ -91,6 +56,12 @@ type Config struct {
 	// Unmonitored starts the supervisor unmonitored (kept across a daemon
 	// restart): an adopted process is then left alone.
 	Unmonitored bool
+	// Probes are checked while the process runs (see ProbeRole). Their
+	// thresholds are copied into Timing.Health by New.
+	Probes []Probe
+	// OnLimit, if set, is called from the supervisor's goroutine when the
+	// restart limit is reached with Then == restart.Exec. It must not block.
+	OnLimit func()
 }
 
 type command struct {
@@ -118,6 +89,9 @@ type Supervisor struct {
 
 // New returns a Supervisor in state Stopped. Call Run to bring it to life.
 func New(cfg Config) *Supervisor {
+	if len(cfg.Probes) > 0 {
+		cfg.Timing.Health = HealthTimingOf(cfg.Probes, cfg.Timing.Health.Notify)
+	}
 	s := &Supervisor{cfg: cfg, cmds: make(chan command), done: make(chan struct{})}
 	s.snap.Store(&Status{ID: cfg.ID})
 	return s
@@ -198,15 +172,20 @@ type loop struct {
 	// until reaped is closed.
 	pending *Exit
 	reaped  <-chan struct{}
+	// The probes of the running instance, and their latest results.
+	prober    *prober
+	probeC    chan probeReport
+	lastProbe [numRoles]*ProbeResult
 }
 
 // Run runs the machine until ctx is done. It returns leaving any process as
 // it is: stop it first (Do with VerbStop) to bring it down.
 func (s *Supervisor) Run(ctx context.Context) {
 	defer close(s.done)
-	l := &loop{Supervisor: s, ctx: ctx, timer: time.NewTimer(time.Hour)}
+	l := &loop{Supervisor: s, ctx: ctx, timer: time.NewTimer(time.Hour), probeC: make(chan probeReport)}
 	l.timer.Stop()
 	defer l.timer.Stop()
+	defer l.stopProber()
 	l.m.since = time.Now()
 	l.m.unmonitored = s.cfg.Unmonitored
 	if p := s.cfg.Adopt; p != nil {
@@ -222,13 +201,24 @@ func (s *Supervisor) Run(ctx context.Context) {
 		default:
 		}
 	}
+	l.syncProber()
 	l.publish()
 	for {
 		var events <-chan ProcessEvent
+		var ready <-chan bool
 		if l.proc != nil {
 			events = l.proc.Events()
+			if n, ok := l.proc.(ReadyNotifier); ok {
+				ready = n.Ready()
+			}
 		}
 		select {
+		case rep := <-l.probeC:
+			l.probeResult(rep)
+		case ok, open := <-ready:
+			if open {
+				l.handle(event{kind: evNotify, ok: ok, gen: l.m.gen})
+			}
 		case c := <-s.cmds:
 			l.command(c)
 		case pe, ok := <-events:
@@ -301,6 +291,7 @@ func (l *loop) handle(ev event) {
 	for _, f := range fx {
 		l.apply(f)
 	}
+	l.syncProber()
 	l.publish()
 }
 
@@ -329,6 +320,10 @@ func (l *loop) apply(f effect) {
 		l.timer.Reset(f.d)
 	case fxDisarm:
 		l.timer.Stop()
+	case fxLimitExec:
+		if l.cfg.OnLimit != nil {
+			l.cfg.OnLimit()
+		}
 	}
 }
 
@@ -346,6 +341,12 @@ func (l *loop) publish() {
 	st := &Status{
 		ID: l.cfg.ID, State: l.m.state, WantUp: l.m.wantUp, Unmonitored: l.m.unmonitored, PID: l.pid, ExecPID: l.execPID,
 		Restarts: l.m.restarts, Gen: l.m.gen, Since: l.m.since, LastExit: l.m.lastExit, Warnings: l.warnings,
+	}
+	st.Health, st.Ready = healthOf(l.m, l.cfg.Timing.Health)
+	for _, r := range l.lastProbe {
+		if r != nil {
+			st.Probes = append(st.Probes, *r)
+		}
 	}
 	l.snap.Store(st)
 	kept := l.waiters[:0]

@@ -66,7 +66,7 @@ func (c *cli) writeJob(yml string) {
 // daemon starts `vigil daemon` and returns once it has settled (it logs
 // "supervising"); the cleanup sends SIGTERM and checks it exits 0.
 func (c *cli) daemon() *exec.Cmd {
-	cmd := exec.Command(vigilBin, "daemon", "--root", c.root)
+	cmd := exec.Command(vigilBin, "daemon", "--root", c.root, "--backend", "native")
 	cmd.Env = append(os.Environ(), "VIGIL_ISOLATION=off") // the test jobs live under /tmp
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {

@@ -11,12 +11,16 @@ import (
 
 	"github.com/vigil-bosh/vigil/daemon"
 	"github.com/vigil-bosh/vigil/proc"
+	"github.com/vigil-bosh/vigil/systemd"
 )
 
 func runDaemon(args []string) error {
 	c := newCommand("daemon")
 	jobs := c.fs.String("jobs", "", "comma-separated jobs to supervise (default: all)")
 	leave := c.fs.Bool("leave-running", false, "on SIGTERM leave every process running for the next daemon to adopt (as `systemctl kill monit` needs)")
+	backend := c.fs.String("backend", "auto", "native, systemd, or auto (systemd when booted with systemd and run as root)")
+	unitDir := c.fs.String("unit-dir", "/etc/systemd/system", "systemd back end: where the units go")
+	systemctl := c.fs.String("systemctl", "systemctl", "systemd back end: the systemctl binary")
 	pos, err := c.parse(args)
 	if err != nil {
 		return err
@@ -37,7 +41,32 @@ func runDaemon(args []string) error {
 	if *jobs != "" {
 		cfg.Jobs = strings.Split(*jobs, ",")
 	}
+	be, err := chooseBackend(*backend, systemdBooted, os.Geteuid())
+	if err != nil {
+		return err
+	}
+	if be == "systemd" {
+		return serveSystemd(cfg, *unitDir, *systemctl)
+	}
 	return serveDaemon(cfg)
+}
+
+// serveSystemd runs the systemd back end until SIGTERM or SIGINT. The units
+// keep running after it ends: systemd owns them.
+func serveSystemd(cfg daemon.Config, unitDir, systemctl string) error {
+	self, err := ownBinary()
+	if err != nil {
+		return err
+	}
+	d := systemd.New(systemd.Config{Layout: cfg.Layout, Jobs: cfg.Jobs, UnitDir: unitDir,
+		Systemctl: systemctl, Units: systemd.Options{Vigil: self}, Version: cfg.Version, Log: cfg.Log})
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	cfg.Log.Info("backend systemd", "units", unitDir)
+	if err := d.Run(ctx); err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+	return nil
 }
 
 // serveDaemon runs a daemon until SIGTERM or SIGINT, reopening the logs on

@@ -18,7 +18,7 @@ const version = "0.1.0-dev"
 const usage = `usage: vigil COMMAND [flags] [args]
 
 Commands:
-  daemon                        supervise every job's processes (foreground)
+  daemon [--backend B]          supervise every job's processes (foreground); B: native, systemd, auto
   status [--json]               show every process and configuration problem
   start JOB [-p PROC]           start and wait until running (or failed)
   stop JOB [-p PROC]            stop and wait until nothing is left
@@ -33,6 +33,8 @@ Commands:
   bpm COMMAND [args]            answer as bpm 1.4 does (also: run vigil as "bpm")
   monit COMMAND [args]          answer as monit 5.2.5 does (also: run vigil as "monit")
   install                       link ROOT/jobs/bpm/bin/bpm and ROOT/bosh/bin/monit to this binary
+  systemd generate [--out DIR]  write a systemd unit per process and a target per job
+  exec JOB PROC                 run one process in the foreground (a generated unit's ExecStart)
   version                       print the version
 
 Every command takes --root DIR (default $VIGIL_ROOT, else /var/vcap).
@@ -120,6 +122,10 @@ func run(args []string) error {
 		return nil
 	case "install":
 		return runInstall(rest)
+	case "systemd":
+		return runSystemd(rest)
+	case "exec":
+		return runExec(rest)
 	case "version", "--version", "-V":
 		fmt.Println("vigil", version)
 		return nil

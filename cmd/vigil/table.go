@@ -18,7 +18,7 @@ import (
 // colour when color is set (a terminal).
 func writeStatus(w io.Writer, st control.Status, color bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "JOB\tPROCESS\tSTATE\tPID\tUPTIME\tRESTARTS\tLAST EXIT")
+	fmt.Fprintln(tw, "JOB\tPROCESS\tSTATE\tHEALTH\tPID\tUPTIME\tRESTARTS\tLAST EXIT")
 	now := time.Now()
 	for _, p := range st.Processes {
 		pid, up := "-", "-"
@@ -32,9 +32,13 @@ func writeStatus(w io.Writer, st control.Status, color bool) {
 		if p.LastExit != nil {
 			last = p.LastExit.Description + " " + since(now, p.LastExit.At) + " ago"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", p.Job, p.Process, paint(p.State, color), pid, up, p.Restarts, last)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", p.Job, p.Process, paint(p.State, color), healthCell(p),
+			pid, up, p.Restarts, last)
 	}
 	tw.Flush()
+	if b := st.Daemon.Backend; b != "" && b != "native" {
+		fmt.Fprintln(w, "backend:", b) // the native back end, the usual one, goes unsaid
+	}
 	for _, p := range st.Problems {
 		fmt.Fprintln(w, problemLine(p))
 	}
@@ -43,6 +47,22 @@ func writeStatus(w io.Writer, st control.Status, color bool) {
 			fmt.Fprintf(w, "warning: %s/%s: %s\n", p.Job, p.Process, warn)
 		}
 	}
+}
+
+// healthCell shows health and readiness: "-" when not running, else the
+// health word (when it has startup or liveness probes) and ready or not.
+func healthCell(p control.ProcessStatus) string {
+	if p.State != "running" {
+		return "-"
+	}
+	ready := "ready"
+	if !p.Ready {
+		ready = "not-ready"
+	}
+	if p.Health == "" {
+		return ready
+	}
+	return p.Health + "," + ready
 }
 
 func problemLine(p control.Problem) string {

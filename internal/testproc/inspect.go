@@ -19,6 +19,8 @@ const (
 // reports false for a behaviour it does not know.
 func more(behaviour string, rep reporter) (int, bool) {
 	switch behaviour {
+	case "notify":
+		return notify(rep), true
 	case "inspect":
 		inspect(rep)
 		rep.send("inspected")

@@ -1,0 +1,118 @@
+package daemon
+
+import (
+	"context"
+	"os/exec"
+	"time"
+
+	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/health"
+	"github.com/vigil-bosh/vigil/job"
+	"github.com/vigil-bosh/vigil/restart"
+	"github.com/vigil-bosh/vigil/supervise"
+)
+
+// probesOf turns a process's health key into the supervisor's probes. An
+// exec probe runs with the process's environment and working directory.
+func probesOf(p job.Process, l boshpath.Layout) []supervise.Probe {
+	var out []supervise.Probe
+	roles := []struct {
+		role supervise.ProbeRole
+		spec *job.ProbeSpec
+	}{{supervise.Startup, p.Health.Startup}, {supervise.Liveness, p.Health.Liveness}, {supervise.Readiness, p.Health.Readiness}}
+	for _, r := range roles {
+		if r.spec == nil {
+			continue
+		}
+		hp := healthProbe(r.spec, p, l)
+		timeout := r.spec.Timeout
+		out = append(out, supervise.Probe{
+			Role: r.role, Period: r.spec.Period, Timeout: timeout, InitialDelay: r.spec.InitialDelay,
+			FailureThreshold: r.spec.FailureThreshold, SuccessThreshold: r.spec.SuccessThreshold,
+			Check: func(ctx context.Context) supervise.ProbeResult {
+				res := hp.Check(ctx, timeout)
+				return supervise.ProbeResult{OK: res.OK, Latency: res.Latency, Message: res.Message, At: res.At}
+			},
+		})
+	}
+	return out
+}
+
+func healthProbe(s *job.ProbeSpec, p job.Process, l boshpath.Layout) health.Probe {
+	var hp health.Probe
+	switch {
+	case s.HTTP != nil:
+		h := s.HTTP
+		hp.HTTP = &health.HTTP{Host: h.Host, Port: h.Port, Path: h.Path, Method: h.Method, Headers: h.Headers,
+			StatusMin: h.StatusMin, StatusMax: h.StatusMax, Body: h.Body}
+	case s.TCP != nil:
+		hp.TCP = &health.TCP{Host: s.TCP.Host, Port: s.TCP.Port}
+	case s.Unix != "":
+		hp.Unix = s.Unix
+	case len(s.Exec) > 0:
+		hp.Exec = &health.Exec{Argv: s.Exec, Env: p.Environ(l), Dir: workdirOf(p, l)}
+	}
+	return hp
+}
+
+func workdirOf(p job.Process, l boshpath.Layout) string {
+	if p.Workdir != "" {
+		return p.Workdir
+	}
+	return l.JobDir(p.Job)
+}
+
+// restartPolicy lays the process's restart key over the daemon's default.
+func restartPolicy(base restart.Policy, r job.RestartSpec) restart.Policy {
+	p := base
+	switch r.Policy {
+	case "on-failure":
+		p.Mode = restart.OnFailure
+	case "never":
+		p.Mode = restart.Never
+	}
+	if r.Backoff.Initial > 0 {
+		p.Initial = r.Backoff.Initial
+	}
+	if r.Backoff.Max > 0 {
+		p.Max = r.Backoff.Max
+	}
+	if r.Backoff.ResetAfter > 0 {
+		p.ResetAfter = r.Backoff.ResetAfter
+	}
+	if r.Limit.Count > 0 {
+		p.Limit = restart.Limit{Count: r.Limit.Count, Within: r.Limit.Within, Exec: r.Limit.Exec}
+		switch r.Limit.Then {
+		case "leave-running":
+			p.Limit.Then = restart.LeaveRunning
+		case "exec":
+			p.Limit.Then = restart.Exec
+		}
+	}
+	return p
+}
+
+// limitExec returns the OnLimit hook that runs argv without blocking the
+// supervisor; the command is bounded by a minute.
+func (d *Daemon) limitExec(id supervise.ID, argv []string, env []string) func() {
+	if len(argv) == 0 {
+		return nil
+	}
+	return func() {
+		d.log.Warn("restart limit reached: running its command", "process", id.String(), "command", argv[0])
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Env = env
+		if err := cmd.Start(); err != nil {
+			cancel()
+			d.log.Error("restart limit command", "process", id.String(), "err", err)
+			return
+		}
+		go func() {
+			defer cancel()
+			if err := cmd.Wait(); err != nil {
+				d.log.Error("restart limit command", "process", id.String(), "err", err)
+			}
+		}()
+	}
+}

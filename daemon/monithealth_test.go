@@ -1,0 +1,61 @@
+package daemon
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/vigil-bosh/vigil/supervise"
+)
+
+// TestMonitTestsEnforced: a monit file's `if failed port ... then restart
+// for 2 cycles` restarts the bpm process after two failed cycles, and an
+// `if failed port ... then alert` sets the connection bit and message in
+// the status XML without restarting.
+func TestMonitTestsEnforced(t *testing.T) {
+	live := newSwitchServer(t)
+	alertLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alertPort := alertLn.Addr().(*net.TCPAddr).Port
+	h := newHarness(t)
+	h.writeJob("web", pr{"server", "serve", nil})
+	port := freePort(t)
+	h.write("bosh/etc/monitrc", fmt.Sprintf("set daemon 1\nset httpd port %d and use address 127.0.0.1\n"+
+		"  allow cleartext /var/vcap/monit/monit.user\ninclude /var/vcap/monit/job/*.monitrc\n", port), 0o600)
+	h.write("monit/monit.user", "vcap:random-password", 0o600)
+	h.write("monit/job/0001_web.monitrc", fmt.Sprintf("check process web\n  with pidfile /var/vcap/sys/run/bpm/web/server.pid\n"+
+		"  start program \"/var/vcap/jobs/bpm/bin/bpm start web -p server\"\n"+
+		"  stop program \"/var/vcap/jobs/bpm/bin/bpm stop web -p server\"\n  group vcap\n"+
+		"  if failed host 127.0.0.1 port %d protocol http for 2 cycles then restart\n"+
+		"  if failed host 127.0.0.1 port %d then alert\n", live.port, alertPort), 0o644)
+	h.start(supervise.Timing{})
+	first := h.rep.Expect(t, "ready")
+	h.waitFor("both probes passed", func() bool {
+		st := h.status("web", "server")
+		return len(st.Probes) == 2 && st.Probes[0].OK && st.Probes[1].OK
+	})
+	api := monitAPI{t: t, base: "http://127.0.0.1:" + strconv.Itoa(port)}
+	if st := api.service("web"); st.Status != 0 {
+		t.Fatalf("healthy web: %+v", st)
+	}
+	alertLn.Close() // the alert test fails from now on
+	h.waitFor("the alert", func() bool { return !h.status("web", "server").Ready })
+	if st := api.service("web"); st.Status&0x20 == 0 {
+		t.Fatalf("no connection event: %+v", st)
+	}
+	if _, body := api.do("GET", "/_status2?format=xml", ""); !strings.Contains(body, "<status_message><![CDATA[connect 127.0.0.1:") {
+		t.Fatalf("no status message in %s", body)
+	}
+	if st := h.status("web", "server"); st.Restarts != 0 || st.ExecPID != first.PID {
+		t.Fatalf("an alert test restarted: %+v", st)
+	}
+	live.set(true)
+	h.rep.Expect(t, "signal TERM")
+	if n := live.set(false); n != 2 {
+		t.Fatalf("restarted after %d failed cycles, want 2", n)
+	}
+}

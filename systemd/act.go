@@ -1,0 +1,217 @@
+package systemd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/job"
+	"github.com/vigil-bosh/vigil/pidfile"
+)
+
+// unmonitorDropIn is the runtime drop-in that unmonitors a service: its
+// exits are no longer restarted and the process is left as it is.
+const unmonitorDropIn = "vigil-unmonitor.conf"
+
+// Act implements control.Manager through systemctl, which waits for the
+// jobs it queues to finish; the statuses are read afterwards.
+func (d *Driver) Act(ctx context.Context, req control.ActionRequest) ([]control.ProcessStatus, error) {
+	svcs, err := d.targets(req.Job, req.Process)
+	if err != nil {
+		return nil, err
+	}
+	units := make([]string, len(svcs))
+	for i, s := range svcs {
+		units[i] = s.unit
+	}
+	d.mu.Lock()
+	switch req.Action {
+	case control.ActionStart, control.ActionRestart:
+		d.setWanted(true, units...)
+		_, err = d.ctl.run(ctx, append([]string{req.Action, "--"}, units...)...)
+	case control.ActionStop:
+		d.setWanted(false, units...)
+		_, err = d.ctl.run(ctx, append([]string{"stop", "--"}, units...)...)
+	case control.ActionUnmonitor:
+		err = d.dropIns(ctx, units, true)
+	case control.ActionMonitor:
+		d.setWanted(true, units...)
+		if err = d.dropIns(ctx, units, false); err == nil {
+			_, err = d.ctl.run(ctx, append([]string{"start", "--"}, units...)...)
+		}
+	default:
+		d.mu.Unlock()
+		return nil, control.Errorf(control.ErrBadRequest, "unknown action %q", req.Action)
+	}
+	d.mu.Unlock()
+	states, serr := d.ctl.show(ctx, units)
+	if serr != nil {
+		return nil, control.Errorf(control.ErrFailed, "%v", errors.Join(err, serr))
+	}
+	out := make([]control.ProcessStatus, len(svcs))
+	var failed []string
+	defer d.remember(out)
+	for i, s := range svcs {
+		out[i] = d.processStatus(s, states[s.unit])
+		if why := unsettled(req.Action, out[i]); why != "" {
+			failed = append(failed, s.job+"/"+s.proc+" "+why)
+		}
+	}
+	if err != nil || len(failed) > 0 {
+		if err != nil {
+			failed = append(failed, err.Error())
+		}
+		return out, control.Errorf(control.ErrFailed, "%s", strings.Join(failed, "; "))
+	}
+	return out, nil
+}
+
+// unsettled says why st is not what action asked for, or "" when it is.
+func unsettled(action string, st control.ProcessStatus) string {
+	switch {
+	case action == control.ActionUnmonitor:
+		return ""
+	case action == control.ActionStop && st.State != "stopped" && st.State != "failed":
+		return "is " + st.State
+	case action != control.ActionStop && st.State != "running":
+		return "is " + st.State
+	}
+	return ""
+}
+
+// dropIns adds (or removes) the unmonitor drop-in of each unit and reloads
+// systemd.
+func (d *Driver) dropIns(ctx context.Context, units []string, add bool) error {
+	var errs []error
+	for _, u := range units {
+		dir := filepath.Join(d.cfg.RuntimeDir, u+".d")
+		path := filepath.Join(dir, unmonitorDropIn)
+		if !add {
+			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("monitor %s: %w", u, err))
+			}
+			continue
+		}
+		text := header("vigil unmonitor") + "[Service]\nRestart=no\n"
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			errs = append(errs, fmt.Errorf("unmonitor %s: %w", u, err))
+		} else if err := writeAtomic(path, []byte(text)); err != nil {
+			errs = append(errs, fmt.Errorf("unmonitor %s: %w", u, err))
+		}
+	}
+	if _, err := d.ctl.run(ctx, "daemon-reload"); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (d *Driver) unmonitored(unit string) bool {
+	_, err := os.Stat(filepath.Join(d.cfg.RuntimeDir, unit+".d", unmonitorDropIn))
+	return err == nil
+}
+
+func (d *Driver) setWanted(up bool, units ...string) {
+	d.wmu.Lock()
+	defer d.wmu.Unlock()
+	for _, u := range units {
+		if up {
+			delete(d.down, u)
+		} else {
+			d.down[u] = true
+		}
+	}
+}
+
+func (d *Driver) wantedDown(unit string) bool {
+	d.wmu.Lock()
+	defer d.wmu.Unlock()
+	return d.down[unit]
+}
+
+// Signal implements control.Manager as the native back end does: the
+// signal goes to the pid-file pid (vigil's init), which forwards it to the
+// executable. systemctl kill would reach `vigil exec`, whose TERM and INT
+// mean "stop with bpm's ladder".
+func (d *Driver) Signal(_ context.Context, req control.SignalRequest) error {
+	sig, err := parseSignal(req.Signal)
+	if err != nil {
+		return control.Errorf(control.ErrBadRequest, "%v", err)
+	}
+	if req.Process == "" {
+		return control.Errorf(control.ErrBadRequest, "signal needs a process")
+	}
+	svcs, err := d.targets(req.Job, req.Process)
+	if err != nil {
+		return err
+	}
+	pid, err := pidfile.Read(d.cfg.Layout.PidFile(svcs[0].job, svcs[0].proc))
+	if err != nil {
+		return control.Errorf(control.ErrFailed, "signal %s/%s: not running (%v)", req.Job, req.Process, err)
+	}
+	if err := unix.Kill(pid, sig); err != nil {
+		return control.Errorf(control.ErrFailed, "signal %s/%s: %v", req.Job, req.Process, err)
+	}
+	return nil
+}
+
+func parseSignal(s string) (unix.Signal, error) {
+	name := strings.ToUpper(s)
+	if !strings.HasPrefix(name, "SIG") {
+		name = "SIG" + name
+	}
+	if sig := unix.SignalNum(name); sig != 0 {
+		return sig, nil
+	}
+	return 0, fmt.Errorf("unknown signal %q", s)
+}
+
+// targets finds the services of a job, or of one of its processes.
+func (d *Driver) targets(jobName, procName string) ([]service, error) {
+	if err := boshpath.CheckName(jobName); err != nil {
+		return nil, control.Errorf(control.ErrBadRequest, "job: %v", err)
+	}
+	if procName != "" {
+		if err := boshpath.CheckName(procName); err != nil {
+			return nil, control.Errorf(control.ErrBadRequest, "process: %v", err)
+		}
+	}
+	cur := d.cur.Load()
+	var out []service
+	for _, s := range cur.services {
+		if s.job == jobName && (procName == "" || s.proc == procName) {
+			out = append(out, s)
+		}
+	}
+	if len(out) > 0 {
+		return out, nil
+	}
+	if _, ok := cur.jobs[jobName]; !ok {
+		return nil, control.Errorf(control.ErrNotFound, "no job %s is supervised (looked for %s)", jobName, d.cfg.Layout.BPMConfig(jobName))
+	}
+	return nil, control.Errorf(control.ErrNotFound, "process %q not present in job configuration (%s)", procName, d.cfg.Layout.BPMConfig(jobName))
+}
+
+// problems turns load errors and warnings into control.Problems.
+func problems(errs []error, warns []job.Warning) []control.Problem {
+	var out []control.Problem
+	for _, err := range errs {
+		p := control.Problem{Severity: "error", Message: err.Error()}
+		var le *job.LoadError
+		if errors.As(err, &le) {
+			p.Job, p.Message = le.Job, le.Err.Error()
+		}
+		out = append(out, p)
+	}
+	for _, w := range warns {
+		out = append(out, control.Problem{Severity: "warning", File: w.File, Line: w.Line, Field: w.Field, Message: w.Msg})
+	}
+	return out
+}

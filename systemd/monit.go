@@ -1,0 +1,151 @@
+package systemd
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/daemon"
+	"github.com/vigil-bosh/vigil/monitcompat"
+	"github.com/vigil-bosh/vigil/monitrc"
+)
+
+// serveMonit serves monit's HTTP API (the BOSH agent's) over the units when
+// monit control files with `set httpd` exist, until ctx is done. A check
+// process started through the bpm shim drives its unit; other checks are
+// shown but not supervised on this back end. The control files are read
+// once: a change needs a daemon restart.
+func (d *Driver) serveMonit(ctx context.Context) (<-chan error, error) {
+	cfg, found, err := monitrc.Load(d.cfg.Layout.Root())
+	if err != nil || !found {
+		return nil, err
+	}
+	units := map[string]monitcompat.Unit{}
+	for _, s := range cfg.Services {
+		if id, ok := daemon.BPMShim(d.cfg.Layout, s.Start); ok && s.Type == monitrc.TypeProcess {
+			units[s.Name] = &driverUnit{d: d, job: id.Job, proc: id.Process}
+			continue
+		}
+		u := &fixedUnit{}
+		u.mon.Store(monitcompat.Monitored)
+		units[s.Name] = u
+		if s.Type == monitrc.TypeProcess {
+			d.log.Warn("monit check not supervised on the systemd back end", "service", s.Name)
+		}
+	}
+	e := monitcompat.NewEngine(cfg, units, d.started, time.Now().Unix(), nil)
+	go e.Run(ctx)
+	if cfg.HTTPD == nil {
+		return nil, nil
+	}
+	srv, err := monitcompat.NewServer(e, time.Now)
+	if err != nil {
+		return nil, fmt.Errorf("monit http api: %w", err)
+	}
+	ln, err := net.Listen("tcp", monitcompat.Addr(cfg.HTTPD))
+	if err != nil {
+		return nil, fmt.Errorf("monit http api: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	d.log.Info("monit api", "address", ln.Addr().String())
+	return done, nil
+}
+
+// driverUnit is one bpm process's unit as monit's engine drives it. Its
+// Status reads the driver's latest snapshot and never runs systemctl.
+type driverUnit struct {
+	d         *Driver
+	job, proc string
+}
+
+func (u *driverUnit) act(ctx context.Context, action string) error {
+	_, err := u.d.Act(ctx, control.ActionRequest{Action: action, Job: u.job, Process: u.proc})
+	return err
+}
+
+func (u *driverUnit) Start(ctx context.Context) error     { return u.act(ctx, control.ActionStart) }
+func (u *driverUnit) Stop(ctx context.Context) error      { return u.act(ctx, control.ActionStop) }
+func (u *driverUnit) Monitor(ctx context.Context) error   { return u.act(ctx, control.ActionMonitor) }
+func (u *driverUnit) Unmonitor(ctx context.Context) error { return u.act(ctx, control.ActionUnmonitor) }
+
+func (u *driverUnit) Status() monitcompat.UnitStatus {
+	now := time.Now()
+	st := monitcompat.UnitStatus{Collected: now}
+	ps, ok := u.d.snapshot(u.job, u.proc)
+	if !ok {
+		return st
+	}
+	st.Running = ps.State == "running" || ps.State == "stopping"
+	switch {
+	case ps.Unmonitored || ps.Wanted == "down":
+		st.Monitor = monitcompat.NotMonitored
+	case ps.State == "starting":
+		st.Monitor = monitcompat.Initializing
+	default:
+		st.Monitor = monitcompat.Monitored
+	}
+	if st.Monitor != monitcompat.NotMonitored {
+		switch ps.State {
+		case "backoff", "stopped":
+			st.Events, st.Message = monitcompat.EventNonexist, "process is not running"
+		case "failed":
+			st.Events, st.Message = monitcompat.EventExec, "failed to start"
+			if ps.LastExit != nil {
+				st.Message = ps.LastExit.Description
+			}
+		}
+	}
+	if st.Running {
+		st.PID = ps.PID
+		st.Uptime = now.Sub(ps.Since)
+	}
+	return st
+}
+
+// fixedUnit stands for a check this back end does not supervise: it keeps
+// the monitoring flag only.
+type fixedUnit struct{ mon atomic.Int32 }
+
+func (u *fixedUnit) Start(context.Context) error   { u.mon.Store(monitcompat.Monitored); return nil }
+func (u *fixedUnit) Stop(context.Context) error    { u.mon.Store(monitcompat.NotMonitored); return nil }
+func (u *fixedUnit) Monitor(context.Context) error { u.mon.Store(monitcompat.Monitored); return nil }
+func (u *fixedUnit) Unmonitor(context.Context) error {
+	u.mon.Store(monitcompat.NotMonitored)
+	return nil
+}
+func (u *fixedUnit) Status() monitcompat.UnitStatus {
+	return monitcompat.UnitStatus{Running: true, Monitor: int(u.mon.Load()), Collected: time.Now()}
+}
+
+// snapshot returns the latest known status of JOB/PROC.
+func (d *Driver) snapshot(jobName, procName string) (control.ProcessStatus, bool) {
+	m := d.snap.Load()
+	if m == nil {
+		return control.ProcessStatus{}, false
+	}
+	ps, ok := (*m)[jobName+"/"+procName]
+	return ps, ok
+}
+
+// remember merges statuses into the snapshot.
+func (d *Driver) remember(pss []control.ProcessStatus) {
+	for {
+		old := d.snap.Load()
+		next := map[string]control.ProcessStatus{}
+		if old != nil {
+			for k, v := range *old {
+				next[k] = v
+			}
+		}
+		for _, ps := range pss {
+			next[ps.Job+"/"+ps.Process] = ps
+		}
+		if d.snap.CompareAndSwap(old, &next) {
+			return
+		}
+	}
+}
