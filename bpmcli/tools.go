@@ -9,10 +9,9 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 
-	"github.com/vigil-bosh/vigil/procinit"
+	"github.com/vigil-bosh/vigil/proc"
 )
 
 // logs runs tail over the process's log files, as bpm does: the stdout log
@@ -62,44 +61,12 @@ func (c *cli) shell(t target, _ parsed) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command("/bin/bash")
-	if kids := procinit.ChildrenOf(pid); len(kids) > 0 && isolated(kids[0]) {
-		// As bpm's runc exec: into the executable's namespaces (its root,
-		// its PID and IPC namespaces, its host name; its root and working
-		// directory), as its user.
-		uid, gid := owner(kids[0])
-		cmd = exec.Command("nsenter", "--target", strconv.Itoa(kids[0]), "--mount", "--pid", "--ipc", "--uts",
-			"--root", "--wd", "--setuid", uid, "--setgid", gid, "--", "/bin/bash")
-	}
+	// As bpm's runc exec: into the executable's confinement, as its user.
+	argv := append(proc.EnterArgs(proc.ExecutableOf(pid)), "/bin/bash")
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = p.Workdir
 	cmd.Env = append(p.Environ(c.layout), "TERM="+c.env.Getenv("TERM"))
 	return c.runTool(cmd, c.env.Stdin)
-}
-
-// isolated reports whether pid runs in a mount namespace other than ours.
-func isolated(pid int) bool {
-	theirs, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid))
-	ours, err2 := os.Readlink("/proc/self/ns/mnt")
-	return err == nil && err2 == nil && theirs != ours
-}
-
-// owner returns the real uid and gid of pid, from /proc/PID/status.
-func owner(pid int) (uid, gid string) {
-	uid, gid = "0", "0"
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return uid, gid
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		switch {
-		case len(f) > 1 && f[0] == "Uid:":
-			uid = f[1]
-		case len(f) > 1 && f[0] == "Gid:":
-			gid = f[1]
-		}
-	}
-	return uid, gid
 }
 
 // trace runs strace on the process's init and everything below it. strace

@@ -13,8 +13,9 @@ import (
 )
 
 // probesOf turns a process's health key into the supervisor's probes. An
-// exec probe runs with the process's environment and working directory.
-func probesOf(p job.Process, l boshpath.Layout) []supervise.Probe {
+// exec probe runs with the process's environment and working directory, and
+// inside its isolation when it has one (enter gives the way in).
+func probesOf(p job.Process, l boshpath.Layout, enter func() []string) []supervise.Probe {
 	var out []supervise.Probe
 	roles := []struct {
 		role supervise.ProbeRole
@@ -25,6 +26,9 @@ func probesOf(p job.Process, l boshpath.Layout) []supervise.Probe {
 			continue
 		}
 		hp := healthProbe(r.spec, p, l)
+		if hp.Exec != nil {
+			hp.Exec.Enter = enter
+		}
 		timeout := r.spec.Timeout
 		out = append(out, supervise.Probe{
 			Role: r.role, Period: r.spec.Period, Timeout: timeout, InitialDelay: r.spec.InitialDelay,

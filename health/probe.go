@@ -52,6 +52,9 @@ type Exec struct {
 	Argv []string
 	Env  []string // the process's environment; nil inherits the daemon's
 	Dir  string
+	// Enter, if set, is asked at each check for a prefix that runs the
+	// command inside the process's confinement (nil: run it as it is).
+	Enter func() []string
 }
 
 // Result is the outcome of one check.
@@ -176,7 +179,11 @@ func (e *Exec) check(ctx context.Context) (string, error) {
 	if len(e.Argv) == 0 {
 		return "", errors.New("exec probe: empty argv")
 	}
-	cmd := exec.CommandContext(ctx, e.Argv[0], e.Argv[1:]...)
+	argv := e.Argv
+	if e.Enter != nil {
+		argv = append(e.Enter(), e.Argv...)
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env, cmd.Dir = e.Env, e.Dir
 	cmd.WaitDelay = 100 * time.Millisecond // a child holding the pipes open cannot stretch the timeout
 	out, err := cmd.CombinedOutput()
