@@ -280,12 +280,12 @@ func TestSignalAndErrors(t *testing.T) {
 
 func TestParseSignal(t *testing.T) {
 	for in, want := range map[string]syscall.Signal{"HUP": syscall.SIGHUP, "sigusr2": syscall.SIGUSR2, "15": syscall.SIGTERM, "SIGQUIT": syscall.SIGQUIT} {
-		if got, err := ParseSignal(in); err != nil || got != want {
+		if got, err := control.ParseSignal(in); err != nil || got != want {
 			t.Errorf("%q: %v %v", in, got, err)
 		}
 	}
 	for _, in := range []string{"", "0", "99", "FOO"} {
-		if _, err := ParseSignal(in); err == nil {
+		if _, err := control.ParseSignal(in); err == nil {
 			t.Errorf("%q accepted", in)
 		}
 	}

@@ -5,11 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
@@ -114,7 +110,7 @@ func unsettled(verb supervise.Verb, st supervise.Status) string {
 
 // Signal implements control.Manager.
 func (d *Daemon) Signal(ctx context.Context, req control.SignalRequest) error {
-	sig, err := ParseSignal(req.Signal)
+	sig, err := control.ParseSignal(req.Signal)
 	if err != nil {
 		return control.Errorf(control.ErrBadRequest, "%v", err)
 	}
@@ -129,22 +125,6 @@ func (d *Daemon) Signal(ctx context.Context, req control.SignalRequest) error {
 		return control.Errorf(control.ErrFailed, "signal %s: %v", sups[0].ID(), err)
 	}
 	return nil
-}
-
-// ParseSignal reads a signal name with or without "SIG" ("HUP", "SIGHUP",
-// "hup") or a number.
-func ParseSignal(s string) (syscall.Signal, error) {
-	if n, err := strconv.Atoi(s); err == nil && n > 0 && n < 65 {
-		return syscall.Signal(n), nil
-	}
-	name := strings.ToUpper(s)
-	if !strings.HasPrefix(name, "SIG") {
-		name = "SIG" + name
-	}
-	if sig := unix.SignalNum(name); sig != 0 {
-		return sig, nil
-	}
-	return 0, fmt.Errorf("unknown signal %q", s)
 }
 
 // targets finds the supervisors that a job and optional process name.

@@ -9,12 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/job"
-	"github.com/vigil-bosh/vigil/pidfile"
+	"github.com/vigil-bosh/vigil/proc"
 )
 
 // unmonitorDropIn is the runtime drop-in that unmonitors a service: its
@@ -141,7 +139,7 @@ func (d *Driver) wantedDown(unit string) bool {
 // executable. systemctl kill would reach `vigil exec`, whose TERM and INT
 // mean "stop with bpm's ladder".
 func (d *Driver) Signal(_ context.Context, req control.SignalRequest) error {
-	sig, err := parseSignal(req.Signal)
+	sig, err := control.ParseSignal(req.Signal)
 	if err != nil {
 		return control.Errorf(control.ErrBadRequest, "%v", err)
 	}
@@ -152,25 +150,17 @@ func (d *Driver) Signal(_ context.Context, req control.SignalRequest) error {
 	if err != nil {
 		return err
 	}
-	pid, err := pidfile.Read(d.cfg.Layout.PidFile(svcs[0].job, svcs[0].proc))
+	// The pid file's process is signalled only once it is known to be the
+	// init of this process, held by a pidfd: never a stranger with its pid.
+	it, err := proc.FindInit(d.cfg.Layout, svcs[0].job, svcs[0].proc)
 	if err != nil {
 		return control.Errorf(control.ErrFailed, "signal %s/%s: not running (%v)", req.Job, req.Process, err)
 	}
-	if err := unix.Kill(pid, sig); err != nil {
+	defer it.Close()
+	if err := it.Signal(sig); err != nil {
 		return control.Errorf(control.ErrFailed, "signal %s/%s: %v", req.Job, req.Process, err)
 	}
 	return nil
-}
-
-func parseSignal(s string) (unix.Signal, error) {
-	name := strings.ToUpper(s)
-	if !strings.HasPrefix(name, "SIG") {
-		name = "SIG" + name
-	}
-	if sig := unix.SignalNum(name); sig != 0 {
-		return sig, nil
-	}
-	return 0, fmt.Errorf("unknown signal %q", s)
 }
 
 // targets finds the services of a job, or of one of its processes.

@@ -3,7 +3,9 @@ package systemd
 import (
 	"context"
 	"errors"
+	"github.com/vigil-bosh/vigil/pidfile"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -250,5 +252,29 @@ func TestDriverRestartsChangedArgs(t *testing.T) {
 		"start -- vigil-web-web.service vigil-web-worker.service"}
 	if got := h.calls(t); !slices.Equal(got, want) {
 		t.Errorf("calls %q, want %q", got, want)
+	}
+}
+
+// TestSignalNeverReachesAStranger: a pid file that names a process that is
+// not this process's init (a recycled pid, a planted file) is refused.
+func TestSignalNeverReachesAStranger(t *testing.T) {
+	h, d := newFakeHost(t)
+	if _, err := d.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	stranger := exec.Command("sleep", "1000")
+	if err := stranger.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stranger.Process.Kill(); stranger.Wait() })
+	if err := os.MkdirAll(h.l.PidDir("web"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := pidfile.Write(h.l.PidFile("web", "web"), stranger.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	err := d.Signal(context.Background(), control.SignalRequest{Job: "web", Process: "web", Signal: "TERM"})
+	if !errors.Is(err, control.ErrFailed) || !strings.Contains(err.Error(), "not running") {
+		t.Fatalf("signal to a stranger's pid: %v", err)
 	}
 }
