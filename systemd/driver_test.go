@@ -3,7 +3,6 @@ package systemd
 import (
 	"context"
 	"errors"
-	"github.com/vigil-bosh/vigil/pidfile"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/pidfile"
 )
 
 type fakeHost struct {
