@@ -12,10 +12,11 @@ import (
 	"github.com/vigil-bosh/vigil/supervise"
 )
 
-// probesOf turns a process's health key into the supervisor's probes. An
+// ProbesOf turns a process's health key into a supervisor's probes; the
+// systemd back end's `vigil exec` builds the same ones. An
 // exec probe runs with the process's environment and working directory, and
 // inside its isolation when it has one (enter gives the way in).
-func probesOf(p job.Process, l boshpath.Layout, enter func() []string) []supervise.Probe {
+func ProbesOf(p job.Process, l boshpath.Layout, enter func() []string) []supervise.Probe {
 	var out []supervise.Probe
 	roles := []struct {
 		role supervise.ProbeRole

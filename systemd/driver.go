@@ -62,7 +62,6 @@ type loaded struct {
 // service is one process's unit.
 type service struct {
 	job, proc, unit string
-	probes          bool // health probes are configured (and not run here)
 }
 
 var _ control.Manager = (*Driver)(nil)
@@ -157,9 +156,7 @@ func (d *Driver) Reload(ctx context.Context) (control.ReloadResult, error) {
 	for _, j := range all {
 		if !j.Errand {
 			for _, p := range j.Processes {
-				h := p.Health
-				next.services = append(next.services, service{p.Job, p.Name, ServiceName(p.Job, p.Name),
-					h.Startup != nil || h.Liveness != nil || h.Readiness != nil})
+				next.services = append(next.services, service{p.Job, p.Name, ServiceName(p.Job, p.Name)})
 			}
 		}
 	}
@@ -292,16 +289,9 @@ func (d *Driver) processStatus(s service, u unitState) control.ProcessStatus {
 		// A notify unit is active only once READY=1 has come.
 		ps.Ready = true
 	}
-	if s.probes {
-		ps.Warnings = append(ps.Warnings, noProbes)
-	}
 	ps.LastExit = u.lastExit()
 	return ps
 }
-
-// noProbes is the warning of a process whose health probes this back end
-// does not run yet.
-const noProbes = "health probes (startup, liveness, readiness) are not run on the systemd back end"
 
 // Changes returns a channel closed at the next change the watcher sees.
 func (d *Driver) Changes() <-chan struct{} {

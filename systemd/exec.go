@@ -7,11 +7,12 @@ import (
 	"os"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/daemon"
 	"github.com/vigil-bosh/vigil/job"
 	"github.com/vigil-bosh/vigil/proc"
+	"github.com/vigil-bosh/vigil/restart"
 	"github.com/vigil-bosh/vigil/supervise"
 )
 
@@ -34,10 +35,13 @@ type ExecConfig struct {
 }
 
 // Exec runs one process in the foreground exactly as the native back end
-// starts it (the same init, pid file, sandbox and signal contract), except
-// that systemd runs hooks.pre_start (ExecStartPre) and owns the cgroup. It
-// returns the exit status for `vigil exec`: the executable's code, or
-// 128+N when a signal ended it.
+// starts it (the same init, pid file, sandbox and signal contract), under a
+// supervisor of its own that never restarts: systemd restarts the unit. The
+// supervisor runs bpm's stop ladder and the process's health probes (a
+// liveness failure stops the process, so the unit ends and systemd restarts
+// it; readiness is relayed as READY=1). systemd runs hooks.pre_start
+// (ExecStartPre) and owns the cgroup. It returns the exit status for `vigil
+// exec`: the executable's code, or 128+N when a signal ended it.
 func Exec(ctx context.Context, c ExecConfig) (int, error) {
 	j, _, err := job.Load(c.Layout, c.Job)
 	if err != nil {
@@ -56,21 +60,72 @@ func Exec(ctx context.Context, c ExecConfig) (int, error) {
 	}
 	r := proc.NewRunner(p, proc.Options{Layout: c.Layout, Init: init, InitEnv: c.InitEnv,
 		NoIsolation: c.NoIsolation, NoCgroup: true})
-	pr, err := r.Start(ctx)
-	if err != nil {
-		return 1, fmt.Errorf("start %s/%s: %w", c.Job, c.Proc, err)
-	}
+	t := c.Timing
+	t.StopSignal = p.ShutdownSignal
+	t.Restart = restart.Policy{Mode: restart.Never}
+	probes := daemon.ProbesOf(p, c.Layout, r.Enter)
+	t.Health = supervise.HealthTimingOf(probes, p.Health.Notify != "")
 	ready := func() {}
 	if c.NotifySocket != "" {
 		ready = func() { _ = sdNotify(c.NotifySocket, "READY=1") }
 	}
-	return waitExit(pr, c.Signals, c.Timing, ready), nil
+	return supervised(ctx, supervise.Config{ID: supervise.ID{Job: c.Job, Process: c.Proc}, Timing: t,
+		Runner: r, Probes: probes}, c.Signals, ready)
 }
 
-// readyNotifier is a process that reports its executable's own readiness
-// notifications (health.notify): true at READY=1, false when its watchdog
-// expired.
-type readyNotifier interface{ Ready() <-chan bool }
+// supervised runs one supervisor for cfg until its process has come and
+// gone, and returns the exit status. TERM and INT (systemd's KillSignal)
+// stop it through the ladder; other signals go to the executable; ready is
+// called once the process is ready (running, and its readiness probe or
+// notification says so).
+func supervised(ctx context.Context, cfg supervise.Config, sigs <-chan os.Signal, ready func()) (int, error) {
+	changes := make(chan supervise.Status, 1)
+	cfg.OnChange = func(st supervise.Status) { // keep only the latest; never block
+		for {
+			select {
+			case changes <- st:
+				return
+			default:
+				select {
+				case <-changes:
+				default:
+				}
+			}
+		}
+	}
+	sup := supervise.New(cfg)
+	runCtx, cancel := context.WithCancel(context.Background())
+	go sup.Run(runCtx)
+	defer func() { cancel(); <-sup.Done() }()
+	if _, err := sup.Send(ctx, supervise.VerbStart); err != nil {
+		return 1, fmt.Errorf("start %s: %w", cfg.ID, err)
+	}
+	readied := false
+	for {
+		select {
+		case st := <-changes:
+			if st.Ready && !readied {
+				readied = true
+				ready()
+			}
+			if st.Gen > 0 && (st.State == supervise.Stopped || st.State == supervise.Failed) {
+				if st.LastExit == nil {
+					return 1, nil
+				}
+				return status(*st.LastExit), nil
+			}
+		case s := <-sigs:
+			sig, _ := s.(syscall.Signal)
+			if sig == syscall.SIGTERM || sig == syscall.SIGINT {
+				if _, err := sup.Send(ctx, supervise.VerbStop); err != nil {
+					return 1, fmt.Errorf("stop %s: %w", cfg.ID, err)
+				}
+			} else {
+				_ = sup.Signal(ctx, sig)
+			}
+		}
+	}
+}
 
 // sdNotify sends one notification to systemd's socket (a path, or an
 // abstract name written with a leading @).
@@ -88,70 +143,6 @@ func sdNotify(socket, msg string) error {
 		return fmt.Errorf("notify systemd: %w", err)
 	}
 	return nil
-}
-
-// waitExit relays signals until the process exits; a TERM or INT runs
-// bpm's stop ladder: that signal, then SIGQUIT, then the kill of the whole
-// tree, then of the init. A process that notifies readiness calls ready at
-// its READY=1; an expired watchdog aborts it (SIGABRT, then the ladder), as
-// systemd's WatchdogSec would.
-func waitExit(pr supervise.Process, sigs <-chan os.Signal, t supervise.Timing, ready func()) int {
-	stages := []time.Duration{orDefault(t.StopTimeout, 15*time.Second),
-		orDefault(t.QuitTimeout, 2*time.Second), orDefault(t.KillTimeout, 5*time.Second)}
-	steps := []func(){
-		func() { _ = pr.Signal(syscall.SIGQUIT) },
-		func() { _ = pr.Kill() },
-		func() { _ = pr.ForceKill() },
-	}
-	var timer *time.Timer
-	var fire <-chan time.Time
-	stage := -1
-	ladder := func(sig syscall.Signal) {
-		_ = pr.Signal(sig)
-		if stage < 0 {
-			stage = 0
-			timer = time.NewTimer(stages[0])
-			fire = timer.C
-		}
-	}
-	var notices <-chan bool
-	if rn, ok := pr.(readyNotifier); ok {
-		notices = rn.Ready()
-	}
-	for {
-		select {
-		case ok := <-notices:
-			if ok {
-				ready()
-			} else {
-				ladder(syscall.SIGABRT)
-			}
-		case ev, ok := <-pr.Events():
-			if !ok {
-				return 1
-			}
-			if !ev.Running {
-				if timer != nil {
-					timer.Stop()
-				}
-				return status(ev.Exit)
-			}
-		case s := <-sigs:
-			sig, _ := s.(syscall.Signal)
-			if sig == syscall.SIGTERM || sig == syscall.SIGINT {
-				ladder(sig)
-			} else {
-				_ = pr.Signal(sig)
-			}
-		case <-fire:
-			steps[stage]()
-			if stage++; stage < len(stages) {
-				timer.Reset(stages[stage])
-			} else {
-				fire = nil
-			}
-		}
-	}
 }
 
 func status(e supervise.Exit) int {

@@ -1,6 +1,7 @@
 package systemd
 
 import (
+	"context"
 	"net"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/restart"
 	"github.com/vigil-bosh/vigil/supervise"
 )
 
@@ -34,15 +37,23 @@ func (p *ladderProc) ForceKill() error {
 	return nil
 }
 
+// oneRunner hands out one prepared process.
+type oneRunner struct{ p supervise.Process }
+
+func (r oneRunner) Start(context.Context) (supervise.Process, error) { return r.p, nil }
+
 func TestStopLadder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := &ladderProc{events: make(chan supervise.ProcessEvent, 1), start: time.Now()}
+		p := &ladderProc{events: make(chan supervise.ProcessEvent, 2), start: time.Now()}
+		p.events <- supervise.ProcessEvent{Running: true, ExecPID: 2}
 		sigs := make(chan os.Signal, 2)
 		sigs <- syscall.SIGHUP // passed on, no ladder
 		sigs <- syscall.SIGINT // KillSignal for shutdown_signal: INT
-		code := waitExit(p, sigs, supervise.Timing{}, func() {})
-		if code != 128+9 {
-			t.Errorf("exit status %d", code)
+		cfg := supervise.Config{ID: supervise.ID{Job: "j", Process: "p"}, Runner: oneRunner{p},
+			Timing: supervise.Timing{StopSignal: syscall.SIGINT, Restart: restart.Policy{Mode: restart.Never}}}
+		code, err := supervised(context.Background(), cfg, sigs, func() {})
+		if err != nil || code != 128+9 {
+			t.Errorf("exit status %d, %v", code, err)
 		}
 		want := []string{"hangup", "interrupt", "quit", "kill", "force"}
 		wantAt := []time.Duration{0, 0, 15 * time.Second, 17 * time.Second, 22 * time.Second}
@@ -78,15 +89,28 @@ func (p notifyingProc) Ready() <-chan bool { return p.ready }
 
 func TestReadyRelayAndWatchdog(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := notifyingProc{&ladderProc{events: make(chan supervise.ProcessEvent, 1), start: time.Now()}, make(chan bool, 2)}
-		p.ready <- true
-		p.ready <- false // the watchdog expired
+		p := notifyingProc{&ladderProc{events: make(chan supervise.ProcessEvent, 2), start: time.Now()}, make(chan bool, 2)}
+		p.events <- supervise.ProcessEvent{Running: true, ExecPID: 2}
 		relayed := 0
-		code := waitExit(p, nil, supervise.Timing{}, func() { relayed++ })
-		if relayed != 1 || code != 128+9 {
-			t.Errorf("relayed %d, exit %d", relayed, code)
+		cfg := supervise.Config{ID: supervise.ID{Job: "j", Process: "p"}, Runner: oneRunner{p},
+			Timing: supervise.Timing{Restart: restart.Policy{Mode: restart.Never},
+				Health: supervise.HealthTiming{Notify: true}}}
+		done := make(chan int, 1)
+		go func() {
+			code, _ := supervised(context.Background(), cfg, nil, func() { relayed++ })
+			done <- code
+		}()
+		p.ready <- true // READY=1
+		synctest.Wait()
+		if relayed != 1 {
+			t.Fatalf("READY=1 relayed %d times", relayed)
 		}
-		if len(p.did) != 4 || p.did[0] != "aborted" || p.did[1] != "quit" {
+		p.ready <- false // the watchdog expired: stopped through the ladder, not restarted
+		code := <-done
+		if code != 128+9 {
+			t.Errorf("exit %d", code)
+		}
+		if len(p.did) == 0 || p.did[len(p.did)-1] != "force" {
 			t.Errorf("did %v", p.did)
 		}
 	})
@@ -106,5 +130,30 @@ func TestSdNotify(t *testing.T) {
 	n, err := c.Read(buf)
 	if err != nil || string(buf[:n]) != "READY=1" {
 		t.Errorf("read %q, %v", buf[:n], err)
+	}
+}
+
+// TestExecEndsOnLivenessFailure: under systemd, a process failing its
+// liveness probe is stopped through the ladder and `vigil exec` ends with
+// its status, so that systemd restarts the unit.
+func TestExecEndsOnLivenessFailure(t *testing.T) {
+	l, err := boshpath.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := l.BPMConfig("web")
+	os.MkdirAll(filepath.Dir(cfg), 0o755)
+	os.WriteFile(cfg, []byte(`processes:
+- name: web
+  executable: /bin/sleep
+  args: ["1000"]
+  health:
+    liveness: {exec: [/bin/false], period: 20ms, failure_threshold: 2}
+`), 0o644)
+	self, _ := os.Executable()
+	code, err := Exec(context.Background(), ExecConfig{Layout: l, Job: "web", Proc: "web", Init: self,
+		InitEnv: []string{"GORACE=atexit_sleep_ms=0"}, NoIsolation: true})
+	if err != nil || code != 128+int(syscall.SIGTERM) {
+		t.Fatalf("vigil exec ended with %d, %v; want 143 (stopped by the ladder's TERM)", code, err)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vigil-bosh/vigil/internal/testproc"
 )
 
 // fakeEnv, set in the environment, makes the test binary act as systemctl
@@ -15,6 +17,7 @@ import (
 const fakeEnv = "VIGIL_FAKE_SYSTEMCTL"
 
 func TestMain(m *testing.M) {
+	testproc.Main() // the test binary also serves as vigil's per-process init
 	if dir := os.Getenv(fakeEnv); dir != "" {
 		os.Exit(fakeSystemctl(dir, os.Args[1:]))
 	}
