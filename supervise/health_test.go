@@ -227,7 +227,7 @@ func TestHangingProbeNeverBlocks(t *testing.T) {
 		if st, _ := s.Do(ctx, VerbStart); st.State != Running {
 			t.Fatalf("start: %s", st.State)
 		}
-		time.Sleep(150 * time.Millisecond)
+		time.Sleep(150 * time.Millisecond) // synctest: virtual time
 		synctest.Wait()
 		st := s.Status()
 		if len(st.Probes) != 1 || st.Probes[0].OK || st.Probes[0].Failures != 1 || st.Health != "healthy" {
@@ -236,7 +236,7 @@ func TestHangingProbeNeverBlocks(t *testing.T) {
 		if err := s.Signal(ctx, syscall.SIGHUP); err != nil { // the loop still answers
 			t.Fatal(err)
 		}
-		time.Sleep(1100 * time.Millisecond) // the second check starts a period after the first result
+		time.Sleep(1100 * time.Millisecond) // synctest (virtual time): the second check starts a period after the first result
 		synctest.Wait()
 		if r.count() != 2 || s.Status().Restarts != 1 {
 			t.Fatalf("starts %d restarts %d after two hung checks", r.count(), s.Status().Restarts)
@@ -259,18 +259,18 @@ func TestLivenessRestartUnderSupervisor(t *testing.T) {
 		go s.Run(ctx)
 		defer func() { cancel(); <-s.Done() }()
 		_, _ = s.Do(ctx, VerbStart)
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond) // synctest: virtual time
 		synctest.Wait()
 		if st := s.Status(); !st.Ready || st.Health != "healthy" {
 			t.Fatalf("healthy: %+v", st)
 		}
 		sick.Store(true)
-		time.Sleep(2*time.Second + 10*time.Millisecond) // failures 2 and 3 at 1s, 2s after the first
+		time.Sleep(2*time.Second + 10*time.Millisecond) // synctest (virtual time): failures 2 and 3 at 1s, 2s after the first
 		synctest.Wait()
 		if r.count() != 1 {
 			t.Fatal("restarted before failure_threshold")
 		}
-		time.Sleep(time.Second)
+		time.Sleep(time.Second) // synctest: virtual time
 		synctest.Wait()
 		if r.count() != 2 || !slices.Contains(r.procs[0].signals(), syscall.SIGTERM) {
 			t.Fatalf("starts %d after three failures", r.count())
@@ -299,7 +299,7 @@ func TestProbeBackoffResetsUnderFakeClock(t *testing.T) {
 		synctest.Wait()
 		starts := func() []time.Time { r.mu.Lock(); defer r.mu.Unlock(); return slices.Clone(r.starts) }
 		for len(starts()) < 4 {
-			time.Sleep(time.Millisecond)
+			time.Sleep(time.Millisecond) // synctest: virtual time
 			synctest.Wait()
 		}
 		st := starts()
@@ -308,12 +308,12 @@ func TestProbeBackoffResetsUnderFakeClock(t *testing.T) {
 		if !slices.Equal(gaps, want) {
 			t.Fatalf("gaps between starts %v, want %v", gaps, want)
 		}
-		sick.Store(false) // a long healthy run
-		time.Sleep(2 * time.Minute)
+		sick.Store(false)           // a long healthy run
+		time.Sleep(2 * time.Minute) // synctest: virtual time
 		synctest.Wait()
 		n := r.count()
 		sick.Store(true)
-		time.Sleep(time.Second) // the next check fails
+		time.Sleep(time.Second) // synctest (virtual time): the next check fails
 		synctest.Wait()
 		st = starts()
 		// The sequence starts over: the restart after the long run is
@@ -339,7 +339,7 @@ func TestLimitExecCallsOnLimit(t *testing.T) {
 		go s.Run(ctx)
 		defer func() { cancel(); <-s.Done() }()
 		_, _ = s.Do(ctx, VerbStart)
-		time.Sleep(10 * time.Second)
+		time.Sleep(10 * time.Second) // synctest: virtual time
 		synctest.Wait()
 		st := s.Status()
 		if r.count() != 2 || called.Load() != 1 || st.State != Running || st.Health != "unhealthy" {

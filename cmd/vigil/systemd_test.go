@@ -7,7 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/vigil-bosh/vigil/pidfile"
 )
@@ -69,14 +70,13 @@ func TestExec(t *testing.T) {
 		t.Fatal(err)
 	}
 	pidPath := filepath.Join(c.root, "sys", "run", "bpm", "web", "a.pid")
-	deadline := time.Now().Add(30 * time.Second)
+	logPath := filepath.Join(c.root, "sys", "log", "web", "a.stdout.log")
 	var pid int
-	for pid == 0 && time.Now().Before(deadline) {
-		pid, _ = pidfile.Read(pidPath)
-		if pid == 0 {
-			<-time.After(20 * time.Millisecond)
-		}
-	}
+	waitUntil(t, filepath.Dir(pidPath), func() bool { pid, _ = pidfile.Read(pidPath); return pid != 0 })
+	waitUntil(t, filepath.Dir(logPath), func() bool { // its TERM trap is set once it printed
+		b, _ := os.ReadFile(logPath)
+		return strings.Contains(string(b), "started one")
+	})
 	if pid == 0 || pid == cmd.Process.Pid || syscall.Kill(pid, 0) != nil {
 		t.Fatalf("pid file %s: %d (vigil exec is %d)", pidPath, pid, cmd.Process.Pid)
 	}
@@ -116,19 +116,44 @@ for u; do printf 'Id=%s\nActiveState=active\nSubState=running\n\n' "$u"; done
 			t.Errorf("daemon: %v", err)
 		}
 	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		out, code := c.run("status")
-		if code == 0 && strings.Contains(out, "backend: systemd") && strings.Count(out, "running") == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("status: %d %s", code, out)
-		}
-		<-time.After(50 * time.Millisecond)
+	// The daemon has settled once it asked systemctl to start the units.
+	callsPath := filepath.Join(dir, "calls")
+	startLine := "start -- vigil-web-a.service vigil-web-b.service\n"
+	waitUntil(t, dir, func() bool { b, _ := os.ReadFile(callsPath); return strings.Contains(string(b), startLine) })
+	out, code := c.run("status")
+	if code != 0 || !strings.Contains(out, "backend: systemd") || strings.Count(out, "running") != 2 {
+		t.Fatalf("status: %d %s", code, out)
 	}
-	calls, _ := os.ReadFile(filepath.Join(dir, "calls"))
-	if !strings.Contains(string(calls), "daemon-reload\nstart -- vigil-web-a.service vigil-web-b.service\n") {
-		t.Errorf("systemctl calls:\n%s", calls)
+	calls, _ := os.ReadFile(callsPath)
+	reload := strings.Index(string(calls), "daemon-reload\n")
+	if start := strings.Index(string(calls), startLine); reload < 0 || start < reload {
+		t.Errorf("systemctl calls (want daemon-reload before the start):\n%s", calls)
+	}
+}
+
+// waitUntil blocks until cond holds, checking it at each inotify event in
+// dir (created if missing), never on a timer.
+func waitUntil(t *testing.T, dir string, cond func() bool) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_CREATE|unix.IN_MODIFY|unix.IN_MOVED_TO); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	for !cond() {
+		// The poll's limit is a failure guard only.
+		if n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 60_000); n < 1 {
+			t.Fatalf("nothing changed in %s for a minute (%v)", dir, err)
+		}
+		if _, err := unix.Read(fd, buf); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
