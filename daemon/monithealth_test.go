@@ -6,7 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/vigil-bosh/vigil/internal/testproc"
 	"github.com/vigil-bosh/vigil/supervise"
 )
 
@@ -21,11 +23,19 @@ func TestMonitTestsEnforced(t *testing.T) {
 		t.Fatal(err)
 	}
 	alertPort := alertLn.Addr().(*net.TCPAddr).Port
+	mail, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mail.Close()
+	mails := make(chan string, 8)
+	go mailSink(mail, mails)
 	h := newHarness(t)
 	h.writeJob("web", pr{"server", "serve", nil})
 	port := freePort(t)
 	h.write("bosh/etc/monitrc", fmt.Sprintf("set daemon 1\nset httpd port %d and use address 127.0.0.1\n"+
-		"  allow cleartext /var/vcap/monit/monit.user\ninclude /var/vcap/monit/job/*.monitrc\n", port), 0o600)
+		"  allow cleartext /var/vcap/monit/monit.user\nset alert agent@local\nset mailserver 127.0.0.1 port %d\n"+
+		"include /var/vcap/monit/job/*.monitrc\n", port, mail.Addr().(*net.TCPAddr).Port), 0o600)
 	h.write("monit/monit.user", "vcap:random-password", 0o600)
 	h.write("monit/job/0001_web.monitrc", fmt.Sprintf("check process web\n  with pidfile /var/vcap/sys/run/bpm/web/server.pid\n"+
 		"  start program \"/var/vcap/jobs/bpm/bin/bpm start web -p server\"\n"+
@@ -53,9 +63,27 @@ func TestMonitTestsEnforced(t *testing.T) {
 	if st := h.status("web", "server"); st.Restarts != 0 || st.ExecPID != first.PID {
 		t.Fatalf("an alert test restarted: %+v", st)
 	}
+	expectMail(t, mails, "Event: Connection failed\r\n", "Action: alert\r\n", "Service: web\r\n")
 	live.set(true)
 	h.rep.Expect(t, "signal TERM")
 	if n := live.set(false); n != 2 {
 		t.Fatalf("restarted after %d failed cycles, want 2", n)
+	}
+	expectMail(t, mails, "Event: Connection failed\r\n", "Action: restart\r\n")
+}
+
+// expectMail waits for the next alert mail and checks that it holds every
+// line of want.
+func expectMail(t *testing.T, mails <-chan string, want ...string) {
+	t.Helper()
+	select {
+	case m := <-mails:
+		for _, w := range want {
+			if !strings.Contains(m, w) {
+				t.Fatalf("alert lacks %q:\n%s", w, m)
+			}
+		}
+	case <-time.After(testproc.Guard): // a failure guard only
+		t.Fatal("no alert mail")
 	}
 }
