@@ -298,31 +298,3 @@ func (r *root) inits(job, p string) []int {
 	}
 	return out
 }
-
-// waitSuffix blocks until the file at path ends with suffix, woken by
-// inotify events on its directory.
-func waitSuffix(t *testing.T, path, suffix string) {
-	t.Helper()
-	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	if _, err := unix.InotifyAddWatch(fd, filepath.Dir(path), unix.IN_CREATE|unix.IN_MODIFY); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 4096)
-	for {
-		b, _ := os.ReadFile(path)
-		if strings.HasSuffix(string(b), suffix) {
-			return
-		}
-		// The poll's limit is a failure guard only.
-		if n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 60_000); n < 1 {
-			t.Fatalf("%s holds %q, never ending in %q (%v)", path, b, suffix, err)
-		}
-		if _, err := unix.Read(fd, buf); err != nil {
-			t.Fatal(err)
-		}
-	}
-}

@@ -193,8 +193,8 @@ func TestTermQuitAndLogs(t *testing.T) {
 		unix.Kill(exe.PID, unix.SIGUSR2) // prints a line to each log
 		r.rep.Expect(t, "printed")
 		// The child has written; the init copies into the logs on its own time.
-		waitSuffix(t, r.layout.StdoutLog("web", "web"), "stdout after USR2\n")
-		waitSuffix(t, r.layout.StderrLog("web", "web"), "stderr after USR2\n")
+		testproc.WaitUntil(t, r.layout.LogDir("web"), testproc.FileEndsWith(r.layout.StdoutLog("web", "web"), "stdout after USR2\n"))
+		testproc.WaitUntil(t, r.layout.LogDir("web"), testproc.FileEndsWith(r.layout.StderrLog("web", "web"), "stderr after USR2\n"))
 		if out := r.must("logs", "web", "-n", "1"); out != "stdout after USR2\n\n" {
 			t.Fatalf("logs -n 1: %q", out)
 		}

@@ -14,10 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/testproc"
 	"github.com/vigil-bosh/vigil/lifecycle"
 	"github.com/vigil-bosh/vigil/supervise"
 )
@@ -187,14 +186,14 @@ func TestContainerAsPID1(t *testing.T) {
 	if out, err := exec.Command(bin, "probe", "ready", "--root", root).CombinedOutput(); err != nil || string(out) != "ready\n" {
 		t.Fatalf("vigil probe ready: %v %s", err, out)
 	}
-	waitForContent(t, out, "started\n")
+	testproc.WaitUntil(t, filepath.Dir(out), testproc.FileHolds(out, "started\n"))
 	// Kill the init outright: the process comes back.
 	if err := syscall.Kill(hostPID(t, reaper, st.Processes[0].PID), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	expect("state=running")
 	// Running means exec'd: wait until the script has set its trap and said so.
-	waitForContent(t, out, "started\nstarted\n")
+	testproc.WaitUntil(t, filepath.Dir(out), testproc.FileHolds(out, "started\nstarted\n"))
 	syscall.Kill(reaper, syscall.SIGTERM)
 	expect("reaped orphan")
 	err = cmd.Wait()
@@ -248,7 +247,7 @@ func TestWaitAll(t *testing.T) {
 	waited := make(chan error, 1)
 	go func() { waited <- a.Wait() }()
 	// a has drained and now waits for b (inotify on the stamps directory).
-	watchFor(t, filepath.Join(stamps, "a.drained"))
+	testproc.WaitUntil(t, stamps, func() bool { _, err := os.Stat(filepath.Join(stamps, "a.drained")); return err == nil })
 	select {
 	case err := <-waited:
 		t.Fatalf("a's preStop returned before b drained: %v", err)
@@ -264,26 +263,6 @@ func TestWaitAll(t *testing.T) {
 	for _, r := range []string{rootA, rootB} {
 		if got, _ := os.ReadFile(filepath.Join(r, "drained")); string(got) != "drained\n" {
 			t.Fatalf("%s drained %q", r, got)
-		}
-	}
-}
-
-// watchFor blocks until path exists, on inotify events of its directory.
-func watchFor(t *testing.T, path string) {
-	t.Helper()
-	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	unix.InotifyAddWatch(fd, filepath.Dir(path), unix.IN_CREATE|unix.IN_MOVED_TO)
-	buf := make([]byte, 4096)
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		if _, err := unix.Read(fd, buf); err != nil {
-			t.Fatal(err)
 		}
 	}
 }
@@ -375,32 +354,4 @@ func buildVigil(t *testing.T) string {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	return bin
-}
-
-// waitForContent blocks until the file at path holds want, woken by inotify
-// events on its directory (the file may not exist yet).
-func waitForContent(t *testing.T, path, want string) {
-	t.Helper()
-	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	if _, err := unix.InotifyAddWatch(fd, filepath.Dir(path), unix.IN_CREATE|unix.IN_MODIFY|unix.IN_MOVED_TO); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 4096)
-	for {
-		b, _ := os.ReadFile(path)
-		if string(b) == want {
-			return
-		}
-		// The poll's limit is a failure guard only.
-		if n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 60_000); n < 1 {
-			t.Fatalf("%s holds %q, never %q (%v)", path, b, want, err)
-		}
-		if _, err := unix.Read(fd, buf); err != nil {
-			t.Fatal(err)
-		}
-	}
 }

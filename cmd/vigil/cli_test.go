@@ -12,9 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/testproc"
 	"github.com/vigil-bosh/vigil/pidfile"
 )
 
@@ -184,7 +183,7 @@ func TestSIGHUPReopensLogs(t *testing.T) {
 	c := newCLI(t)
 	d := c.daemon()
 	logPath := filepath.Join(c.root, "sys", "log", "web", "a.stdout.log")
-	waitForContent(t, logPath, "started one\n") // running means exec'd, not yet printed
+	testproc.WaitUntil(t, filepath.Dir(logPath), testproc.FileHolds(logPath, "started one\n")) // running means exec'd, not yet printed
 	if err := os.Rename(logPath, logPath+".1"); err != nil {
 		t.Fatal(err)
 	}
@@ -225,34 +224,6 @@ func TestNoDaemon(t *testing.T) {
 	out, code := c.run("status")
 	if code != 1 || !strings.Contains(out, "the vigil daemon is not running") {
 		t.Fatalf("%d %q", code, out)
-	}
-}
-
-// waitForContent blocks until the file at path holds want, woken by inotify
-// events on its directory (the file may not exist yet).
-func waitForContent(t *testing.T, path, want string) {
-	t.Helper()
-	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	if _, err := unix.InotifyAddWatch(fd, filepath.Dir(path), unix.IN_CREATE|unix.IN_MODIFY|unix.IN_MOVED_TO); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 4096)
-	for {
-		b, _ := os.ReadFile(path)
-		if string(b) == want {
-			return
-		}
-		// The poll's limit is a failure guard only.
-		if n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 60_000); n < 1 {
-			t.Fatalf("%s holds %q, never %q (%v)", path, b, want, err)
-		}
-		if _, err := unix.Read(fd, buf); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 

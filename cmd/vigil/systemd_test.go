@@ -8,8 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/vigil-bosh/vigil/internal/testproc"
 	"github.com/vigil-bosh/vigil/pidfile"
 )
 
@@ -72,8 +71,8 @@ func TestExec(t *testing.T) {
 	pidPath := filepath.Join(c.root, "sys", "run", "bpm", "web", "a.pid")
 	logPath := filepath.Join(c.root, "sys", "log", "web", "a.stdout.log")
 	var pid int
-	waitUntil(t, filepath.Dir(pidPath), func() bool { pid, _ = pidfile.Read(pidPath); return pid != 0 })
-	waitUntil(t, filepath.Dir(logPath), func() bool { // its TERM trap is set once it printed
+	testproc.WaitUntil(t, filepath.Dir(pidPath), func() bool { pid, _ = pidfile.Read(pidPath); return pid != 0 })
+	testproc.WaitUntil(t, filepath.Dir(logPath), func() bool { // its TERM trap is set once it printed
 		b, _ := os.ReadFile(logPath)
 		return strings.Contains(string(b), "started one")
 	})
@@ -119,7 +118,7 @@ for u; do printf 'Id=%s\nActiveState=active\nSubState=running\n\n' "$u"; done
 	// The daemon has settled once it asked systemctl to start the units.
 	callsPath := filepath.Join(dir, "calls")
 	startLine := "start -- vigil-web-a.service vigil-web-b.service\n"
-	waitUntil(t, dir, func() bool { b, _ := os.ReadFile(callsPath); return strings.Contains(string(b), startLine) })
+	testproc.WaitUntil(t, dir, func() bool { b, _ := os.ReadFile(callsPath); return strings.Contains(string(b), startLine) })
 	out, code := c.run("status")
 	if code != 0 || !strings.Contains(out, "backend: systemd") || strings.Count(out, "running") != 2 {
 		t.Fatalf("status: %d %s", code, out)
@@ -128,32 +127,5 @@ for u; do printf 'Id=%s\nActiveState=active\nSubState=running\n\n' "$u"; done
 	reload := strings.Index(string(calls), "daemon-reload\n")
 	if start := strings.Index(string(calls), startLine); reload < 0 || start < reload {
 		t.Errorf("systemctl calls (want daemon-reload before the start):\n%s", calls)
-	}
-}
-
-// waitUntil blocks until cond holds, checking it at each inotify event in
-// dir (created if missing), never on a timer.
-func waitUntil(t *testing.T, dir string, cond func() bool) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fd)
-	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_CREATE|unix.IN_MODIFY|unix.IN_MOVED_TO); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 4096)
-	for !cond() {
-		// The poll's limit is a failure guard only.
-		if n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 60_000); n < 1 {
-			t.Fatalf("nothing changed in %s for a minute (%v)", dir, err)
-		}
-		if _, err := unix.Read(fd, buf); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
