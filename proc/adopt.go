@@ -57,7 +57,9 @@ func (a *adopted) PID() int                              { return a.it.PID }
 func (a *adopted) Events() <-chan supervise.ProcessEvent { return a.events }
 
 func (a *adopted) watch() {
-	for !a.it.Wait(time.Hour) {
+	if err := a.it.waitInPoller(); err != nil {
+		for !a.it.Wait(time.Hour) { // no poller for it: wait in a thread of our own
+		}
 	}
 	a.mu.Lock()
 	a.it.removePidFile()

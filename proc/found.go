@@ -132,6 +132,27 @@ func (it *Init) Wait(d time.Duration) bool {
 
 func (it *Init) exited() bool { return it.Wait(0) }
 
+// waitInPoller blocks until the init has exited, waiting in the runtime's
+// network poller (a pidfd turns readable at the exit) rather than in a
+// thread of its own, so that many adopted inits cost no threads.
+func (it *Init) waitInPoller() error {
+	dup, err := unix.FcntlInt(uintptr(it.fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("wait for init %d: %w", it.PID, err)
+	}
+	if err := unix.SetNonblock(dup, true); err != nil {
+		unix.Close(dup)
+		return fmt.Errorf("wait for init %d: %w", it.PID, err)
+	}
+	f := os.NewFile(uintptr(dup), "pidfd") // non-blocking: registered with the poller
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("wait for init %d: %w", it.PID, err)
+	}
+	return rc.Read(func(uintptr) bool { return it.exited() })
+}
+
 // Stop brings the process down with bpm's ladder and returns once the init
 // has exited: sig (the shutdown signal), then SIGQUIT after t.StopTimeout,
 // then SIGKILL of everything below the init after t.QuitTimeout (the init
