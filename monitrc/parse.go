@@ -97,6 +97,18 @@ func (p *parser) word(what string) (token, error) {
 	return p.next(), nil
 }
 
+// port reads a port number (1-65535) after the word "port".
+func (p *parser) port() (int, error) {
+	n, tk, err := p.number("a port number")
+	if err != nil {
+		return 0, err
+	}
+	if n < 1 || n > 65535 {
+		return 0, p.errf(tk, "port %d out of range", n)
+	}
+	return n, nil
+}
+
 func (p *parser) number(what string) (int, token, error) {
 	t := p.peek()
 	n, err := strconv.Atoi(t.text)

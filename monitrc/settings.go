@@ -79,12 +79,9 @@ func (p *parser) httpd() error {
 		switch {
 		case p.is("port"):
 			p.pos++
-			n, tk, err := p.number("a port number")
+			n, err := p.port()
 			if err != nil {
 				return err
-			}
-			if n < 1 || n > 65535 {
-				return p.errf(tk, "port %d out of range", n)
 			}
 			h.Port = n
 		case p.is("address", "bind"):

@@ -110,12 +110,9 @@ func (p *parser) connection(t *Test) error {
 			t.Host = w.text
 		case p.is("port"):
 			p.pos++
-			n, tk, err := p.number("a port number")
+			n, err := p.port()
 			if err != nil {
 				return err
-			}
-			if n < 1 || n > 65535 {
-				return p.errf(tk, "port %d out of range", n)
 			}
 			t.Port = n
 		case p.is("unixsocket", "unix"):

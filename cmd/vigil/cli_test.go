@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"os"
@@ -67,31 +66,7 @@ func (c *cli) writeJob(yml string) {
 func (c *cli) daemon() *exec.Cmd {
 	cmd := exec.Command(vigilBin, "daemon", "--root", c.root, "--backend", "native")
 	cmd.Env = append(os.Environ(), "VIGIL_ISOLATION=off") // the test jobs live under /tmp
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		c.t.Fatal(err)
-	}
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "msg=supervising") {
-				close(ready)
-				break
-			}
-		}
-		for sc.Scan() { // keep draining so the daemon never blocks on its log
-			select {
-			case c.log <- sc.Text():
-			default:
-			}
-		}
-	}()
-	select {
-	case <-ready:
-	case <-time.After(time.Minute):
-		c.t.Fatal("the daemon never settled")
-	}
+	c.startDaemon(cmd)
 	c.t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		if err := cmd.Wait(); err != nil {

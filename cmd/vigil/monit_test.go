@@ -72,7 +72,9 @@ func (c *cli) rawDaemon() *exec.Cmd {
 	return c.startDaemon(exec.Command(vigilBin, "daemon", "--root", c.root))
 }
 
-// startDaemon starts cmd (a daemon) and waits until it has settled.
+// startDaemon starts cmd (a daemon) and waits until it has settled (it
+// logs "supervising"); later log lines go to c.log, dropped when nobody
+// reads them, so the daemon never blocks on its log.
 func (c *cli) startDaemon(cmd *exec.Cmd) *exec.Cmd {
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
@@ -88,6 +90,10 @@ func (c *cli) startDaemon(cmd *exec.Cmd) *exec.Cmd {
 			}
 		}
 		for sc.Scan() {
+			select {
+			case c.log <- sc.Text():
+			default:
+			}
 		}
 	}()
 	select {
