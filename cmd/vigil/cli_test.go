@@ -167,7 +167,9 @@ func TestSIGHUPReopensLogs(t *testing.T) {
 	if _, code := c.run("signal", "web", "-p", "a", "HUP"); code != 0 {
 		t.Fatal("signal failed")
 	}
-	c.run("stop", "web", "-p", "a") // the output is drained by the time the stop returns
+	// The trap runs when the shell gets to it: wait for its line rather
+	// than stop the process under it.
+	testproc.WaitUntil(t, filepath.Dir(logPath), testproc.FileHolds(logPath, "got HUP\n"))
 	old, _ := os.ReadFile(logPath + ".1")
 	cur, _ := os.ReadFile(logPath)
 	if string(old) != "started one\n" || string(cur) != "got HUP\n" {
