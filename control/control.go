@@ -119,6 +119,28 @@ type ProcessStatus struct {
 	Ready bool `json:"ready"`
 	// Probes are the latest result of each probe, with its latency.
 	Probes []ProbeResult `json:"probes,omitempty"`
+	// Usage is what the running process and its descendants use now; nil
+	// when nothing runs.
+	Usage *Usage `json:"usage,omitempty"`
+	// Output counts what the process wrote that could not be logged.
+	Output Output `json:"output"`
+}
+
+// Usage is a running process's resource use, its descendants included,
+// read from /proc when the status is taken.
+type Usage struct {
+	CPUSeconds float64 `json:"cpu_seconds"` // user+system since the executable started
+	RSSBytes   int64   `json:"rss_bytes"`   // resident memory
+	OpenFDs    int     `json:"open_fds"`    // descriptors open in the executable
+	Processes  int     `json:"processes"`   // the executable and its descendants
+}
+
+// Output counts bytes of a process's stdout and stderr dropped because
+// the log could not take them (a full disk, a vanished directory), over
+// the life of the supervisor: the process never blocks on its log.
+type Output struct {
+	DroppedStdout int64 `json:"dropped_stdout_bytes"`
+	DroppedStderr int64 `json:"dropped_stderr_bytes"`
 }
 
 // ProbeResult is the latest outcome of one of a process's probes.
