@@ -165,6 +165,7 @@ func TestParseErrors(t *testing.T) {
 		{"set daemon\n", "f:1: syntax error: unexpected end of file, expected a number of seconds after set daemon"},
 		{"start program \"x\"\n", "f:1: syntax error: unexpected \"start\", expected set, include or check"},
 		{"check process x pidfile /p\n if failed port 99999 then alert\n", "f:2: port 99999 out of range"},
+		{"set mailserver localhost port 0\n", "f:1: port 0 out of range"},
 		{"check process x pidfile /p\n if failed host h then alert\n", "f:2: connection test needs a port or a unix socket"},
 		{"check process x pidfile /p\n start \"/bin/x\n", "f:2: unterminated string"},
 		{"check process x pidfile /p\n start \"/bin/'x\"\n", "f:2: unterminated single quote in \"/bin/'x\""},

@@ -132,7 +132,7 @@ func (p *parser) mailserver() error {
 		switch {
 		case p.is("port"):
 			p.pos++
-			n, _, err := p.number("a port number")
+			n, err := p.port()
 			if err != nil {
 				return err
 			}
