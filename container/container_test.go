@@ -244,18 +244,23 @@ func TestWaitAll(t *testing.T) {
 	if err := a.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waited := make(chan error, 1)
-	go func() { waited <- a.Wait() }()
+	// The moment a's preStop returns, b must have drained already: the
+	// stamp is looked at right then, so an early return at any time fails.
+	type ended struct {
+		err      error
+		bDrained bool
+	}
+	waited := make(chan ended, 1)
+	go func() {
+		err := a.Wait()
+		_, serr := os.Stat(filepath.Join(stamps, "b.drained"))
+		waited <- ended{err, serr == nil}
+	}()
 	// a has drained and now waits for b (inotify on the stamps directory).
 	testproc.WaitUntil(t, stamps, func() bool { _, err := os.Stat(filepath.Join(stamps, "a.drained")); return err == nil })
-	select {
-	case err := <-waited:
-		t.Fatalf("a's preStop returned before b drained: %v", err)
-	default:
-	}
 	syscall.Kill(childOf(t, b.Process.Pid), syscall.SIGTERM)
-	if err := <-waited; err != nil {
-		t.Fatalf("a's preStop: %v", err)
+	if e := <-waited; e.err != nil || !e.bDrained {
+		t.Fatalf("a's preStop returned (%v) with b drained=%v", e.err, e.bDrained)
 	}
 	if err := b.Wait(); err != nil {
 		t.Fatalf("b: %v", err)
