@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/vigil-bosh/vigil/atomicfile"
 	"github.com/vigil-bosh/vigil/monitcompat"
 	"github.com/vigil-bosh/vigil/supervise"
 )
@@ -72,13 +73,9 @@ func (d *Daemon) saveMonitState(st monitState) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return fmt.Errorf("write monit state: %w", err)
 	}
-	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return fmt.Errorf("write monit state: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write monit state: %w", err)
+	// Replaced whole (mode 0600): a symlink planted there is never followed.
+	if err := atomicfile.Write(path, data, 0o600); err != nil {
+		return fmt.Errorf("monit state: %w", err)
 	}
 	return nil
 }

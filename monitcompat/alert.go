@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/vigil-bosh/vigil/atomicfile"
 )
 
 // Alert is one monit event to mail.
@@ -110,11 +112,8 @@ func (a *Alerter) enqueue(al Alert) error {
 	id := fmt.Sprintf("%d.%d.%d", al.Date.Unix(), os.Getpid(), a.seq.Add(1))
 	name := fmt.Sprintf("%020d-%s", al.Date.UnixNano(), id)
 	body := Mail(al, "monit@localhost", a.cfg.To, a.cfg.Hostname, id)
-	tmp := filepath.Join(a.cfg.Dir, "."+name)
-	if err := os.WriteFile(tmp, []byte(body), 0o600); err != nil {
-		return fmt.Errorf("alert queue: %w", err)
-	}
-	if err := os.Rename(tmp, filepath.Join(a.cfg.Dir, name)); err != nil {
+	// Written whole (mode 0600): never through a symlink.
+	if err := atomicfile.Write(filepath.Join(a.cfg.Dir, name), []byte(body), 0o600); err != nil {
 		return fmt.Errorf("alert queue: %w", err)
 	}
 	queued := a.queued()

@@ -7,33 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/vigil-bosh/vigil/atomicfile"
 )
 
 // Write stores pid followed by a newline in path (mode 0644) by writing a
 // temporary file in the same directory and renaming it over path.
 func Write(path string, pid int) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write pid file %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, err = f.WriteString(strconv.Itoa(pid) + "\n")
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write pid file %s: %w", path, err)
+	if err := atomicfile.Write(path, []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+		return fmt.Errorf("pid file: %w", err)
 	}
 	return nil
 }

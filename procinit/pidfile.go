@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/vigil-bosh/vigil/atomicfile"
 	"github.com/vigil-bosh/vigil/pidfile"
 	"github.com/vigil-bosh/vigil/sandbox"
 )
@@ -40,15 +41,5 @@ func (it *initProc) recordExit(r Report) {
 	if os.MkdirAll(dir, 0o700) != nil {
 		return
 	}
-	f, err := os.CreateTemp(dir, ".exit-*")
-	if err != nil {
-		return
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil && cerr == nil {
-		err = os.Rename(f.Name(), it.launch.ExitFile)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
+	_ = atomicfile.Write(it.launch.ExitFile, b, 0o600) // best effort: no one is left to tell of a failure
 }
