@@ -62,6 +62,9 @@ func FuzzParse(f *testing.F) {
 					t.Errorf("accepted volume %q", v.Path)
 				}
 			}
+			if l := p.Logs; (l.MaxSize == 0) != (l.Keep == 0) || (l.MaxSize != 0 && (l.MaxSize < MinLogSize || l.Keep < 1 || l.Keep > MaxLogKeep)) {
+				t.Errorf("accepted logs %+v", l)
+			}
 			if _, err := p.WithRunOverrides(vcap, nil, nil); err != nil {
 				t.Errorf("a parsed process fails re-validation: %v", err)
 			}

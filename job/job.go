@@ -57,7 +57,9 @@ type Process struct {
 	Health    Health
 	Restart   RestartSpec
 	DependsOn []Dependency
-	Source    Source
+	// Logs is vigil's `logs` key (bpm ignores it): log rotation by size.
+	Logs   LogRotation
+	Source Source
 
 	at *origin // where the process was parsed; nil for a Process built by hand
 }
@@ -123,7 +125,8 @@ func (p Process) Equal(q Process) bool {
 		slices.Equal(p.Unsafe.UnrestrictedVolumes, q.Unsafe.UnrestrictedVolumes) &&
 		p.Unsafe.HostPIDNamespace == q.Unsafe.HostPIDNamespace &&
 		p.ShutdownSignal == q.ShutdownSignal && p.User == q.User &&
-		p.Health.equal(q.Health) && p.Restart.equal(q.Restart) && slices.Equal(p.DependsOn, q.DependsOn)
+		p.Health.equal(q.Health) && p.Restart.equal(q.Restart) && slices.Equal(p.DependsOn, q.DependsOn) &&
+		p.Logs == q.Logs
 }
 
 func (l Limits) equal(m Limits) bool {

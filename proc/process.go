@@ -34,6 +34,8 @@ type Process struct {
 	exited  chan struct{} // closed once the init is reaped
 	group   *cgroup.Group // the executable's cgroup, if any (set before watch starts)
 	ready   chan bool     // readiness notifications, when the process sends them (see Ready)
+	drops   *drops        // the runner's dropped-output counters, if any (set before watch starts)
+	seen    outputSeen    // the init's last output report (watch's own)
 }
 
 func newProcess(cmd *exec.Cmd, ctrl *os.File, pidPath string) *Process {
@@ -108,6 +110,8 @@ func (p *Process) watch() {
 			p.events <- supervise.ProcessEvent{Running: true, ExecPID: r.PID, Warnings: r.Warnings}
 		case procinit.EventReady:
 			p.sendReady(true)
+		case procinit.EventOutput:
+			p.seen = p.drops.note(p.seen, r)
 		case procinit.EventReopen:
 			select {
 			case p.reopen <- struct{}{}:
@@ -116,6 +120,7 @@ func (p *Process) watch() {
 		case procinit.EventExit, procinit.EventFailed:
 			if last.Event == "" {
 				last = r
+				p.seen = p.drops.note(p.seen, r)
 				p.events <- supervise.ProcessEvent{Exit: p.oom(exitFrom(r, nil)), Reaped: p.exited}
 			}
 		}

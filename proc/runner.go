@@ -62,6 +62,7 @@ type Runner struct {
 	p            job.Process
 	current      atomic.Pointer[Process] // the latest instance, for Reopen
 	lastInstance atomic.Uint64           // the last instance id given out (cgroup names)
+	drops        drops                   // output dropped by all instances
 }
 
 // NewRunner returns a runner for p.
@@ -69,7 +70,9 @@ func NewRunner(p job.Process, opts Options) *Runner {
 	if opts.HookTimeout <= 0 {
 		opts.HookTimeout = DefaultHookTimeout
 	}
-	return &Runner{opts: opts, p: p}
+	r := &Runner{opts: opts, p: p}
+	r.drops.log, r.drops.label = opts.Log, p.Job+"/"+p.Name
+	return r
 }
 
 // Start prepares the directories, takes a spare init from the pool (or
@@ -97,6 +100,7 @@ func (r *Runner) Start(context.Context) (supervise.Process, error) {
 	if s := r.opts.Pool.take(iso.cloneFlags); s != nil {
 		pr := newProcess(s.cmd, s.ctrl, l.PidFile(p.Job, p.Name))
 		pr.group = iso.group
+		pr.drops = &r.drops
 		if pr.send(launch) == nil {
 			pr.attachNotify(r.p.Health.Notify, ns, r.p.Health.Watchdog)
 			r.current.Store(pr)
@@ -113,6 +117,7 @@ func (r *Runner) Start(context.Context) (supervise.Process, error) {
 	}
 	pr := newProcess(s.cmd, s.ctrl, l.PidFile(p.Job, p.Name))
 	pr.group = iso.group
+	pr.drops = &r.drops
 	pr.attachNotify(r.p.Health.Notify, ns, r.p.Health.Watchdog)
 	if err := pr.send(launch); err != nil {
 		_ = s.cmd.Process.Kill() // the init cannot run without its launch
@@ -131,6 +136,7 @@ func (r *Runner) launch() procinit.Launch {
 		Stdout: l.StdoutLog(p.Job, p.Name), Stderr: l.StderrLog(p.Job, p.Name),
 		PreStart: p.Hooks.PreStart, HookTimeout: r.opts.HookTimeout,
 		PidFile: l.PidFile(p.Job, p.Name), ExitFile: l.ExitFile(p.Job, p.Name),
+		Logs: logRotation(p.Logs),
 	}
 }
 

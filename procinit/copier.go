@@ -13,23 +13,40 @@ import (
 // write error (a full disk, a vanished directory) drops the data and counts
 // it: the process never blocks on its log. The copier owns its goroutine,
 // which ends when every writer of the pipe is gone or wait gives up.
+//
+// The log file is always the descriptor dst (the init's fd 1 or 2): a
+// reopen or a rotation puts the new file under the same descriptor, so the
+// init's own messages follow the log too.
 type copier struct {
 	reader, writer *os.File
-	path           string
+	path           string       // the log's path, "" when it cannot be reopened
+	rot            *LogRotation // nil: no rotation
 	dst            *os.File
 	reopenc        chan struct{}
 	done           chan struct{}
 	dropped        atomic.Int64
+	dropping       atomic.Bool
+	changed        chan<- struct{} // told when dropping starts, doubles or ends
 	closeOnce      sync.Once
+
+	// Owned by the loop goroutine:
+	reported  int64 // dropped when changed was last told
+	lineStart bool  // the last byte written ended a line
+	retryIn   int64 // bytes to write before trying a failed rotation again
 }
 
-func newCopier(dst *os.File, path string) (*copier, error) {
+// newCopier starts a copier into dst, which was opened from path; changed
+// (buffered, shared by the copiers of one init) is told of drop changes.
+func newCopier(dst *os.File, path string, rot *LogRotation, changed chan<- struct{}) (*copier, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	c := &copier{reader: r, writer: w, path: path, dst: dst,
-		reopenc: make(chan struct{}, 1), done: make(chan struct{})}
+	if path == "" || (rot != nil && rot.MaxSize <= 0) {
+		rot = nil
+	}
+	c := &copier{reader: r, writer: w, path: path, rot: rot, dst: dst, changed: changed,
+		reopenc: make(chan struct{}, 1), done: make(chan struct{}), lineStart: true}
 	go c.loop()
 	return c, nil
 }
@@ -45,14 +62,94 @@ func (c *copier) loop() {
 				c.swap()
 			default:
 			}
-			w, werr := c.dst.Write(buf[:n])
-			if werr != nil {
-				c.dropped.Add(int64(n - w))
-			}
+			c.write(buf[:n])
 		}
 		if err != nil {
 			return
 		}
+	}
+}
+
+// write puts b into the log, rotating on the way as often as the file is
+// due (a chunk may be several files' worth).
+func (c *copier) write(b []byte) {
+	rotated := false
+	for len(b) > 0 {
+		size, ok := c.size()
+		if !ok {
+			c.drop(len(b)) // the file was deleted and its path cannot be reopened
+			return
+		}
+		cut := c.rotationCut(b, size)
+		if cut == 0 && rotated {
+			cut = len(b) // a new file with no room (re-created under us): never rotate in a loop
+		}
+		c.put(b[:cut])
+		b = b[cut:]
+		rotated = false
+		if len(b) > 0 {
+			if !c.rotate() {
+				c.put(b)
+				return
+			}
+			rotated = true
+		}
+	}
+}
+
+// size returns the log file's size. A log file deleted under the copier
+// (its directory removed, say) is reopened by path first, so that output
+// does not go on filling an invisible file; ok is false when that fails.
+func (c *copier) size() (size int64, ok bool) {
+	var st unix.Stat_t
+	if unix.Fstat(int(c.dst.Fd()), &st) != nil {
+		return 0, true // let the write tell
+	}
+	if st.Nlink == 0 && c.path != "" {
+		if c.open() != nil || unix.Fstat(int(c.dst.Fd()), &st) != nil {
+			return 0, false
+		}
+	}
+	return st.Size, true
+}
+
+// put writes b, counting what fails as dropped.
+func (c *copier) put(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	w, err := c.dst.Write(b)
+	if w > 0 {
+		c.lineStart = b[w-1] == '\n'
+	}
+	if c.rot != nil {
+		c.retryIn -= int64(w)
+	}
+	if err != nil {
+		c.drop(len(b) - w)
+		return
+	}
+	if c.dropping.Load() {
+		c.dropping.Store(false)
+		c.tell()
+	}
+}
+
+// drop counts n lost bytes and tells when dropping starts or the count has
+// doubled since last told.
+func (c *copier) drop(n int) {
+	total := c.dropped.Add(int64(n))
+	if !c.dropping.Load() || total >= 2*c.reported {
+		c.dropping.Store(true)
+		c.tell()
+	}
+}
+
+func (c *copier) tell() {
+	c.reported = c.dropped.Load()
+	select {
+	case c.changed <- struct{}{}:
+	default: // already pending: the report reads the latest counts
 	}
 }
 
@@ -65,15 +162,20 @@ func (c *copier) reopen() {
 }
 
 func (c *copier) swap() {
-	if c.path == "" {
-		return
+	if c.path != "" {
+		_ = c.open() // on failure keep writing where we were
 	}
+}
+
+// open opens the log's path (appending, created 0600, never through a
+// symlink) and puts it under dst's descriptor.
+func (c *copier) open() error {
 	f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
-		return // keep writing where we were
+		return err
 	}
-	c.dst.Close()
-	c.dst = f
+	defer f.Close()
+	return unix.Dup3(int(f.Fd()), int(c.dst.Fd()), 0)
 }
 
 // closeWriter closes the init's own copy of the pipe's write end, so that

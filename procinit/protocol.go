@@ -58,6 +58,9 @@ type Launch struct {
 	// the write end of a pipe as this fd, and each line written to it is
 	// reported as EventReady.
 	NotifyFD int `json:"notify_fd,omitempty"`
+	// Logs, if set, has the init rotate the log files opened by path
+	// (Stdout, Stderr) by size; see LogRotation.
+	Logs *LogRotation `json:"logs,omitempty"`
 }
 
 // ExitRecord is what an init leaves in Launch.ExitFile.
@@ -89,6 +92,12 @@ type Report struct {
 	OOM bool `json:"oom,omitempty"`
 	// Warnings (running) name the isolation and limits not enforced.
 	Warnings []string `json:"warnings,omitempty"`
+	// DroppedStdout and DroppedStderr (output, exit) count the bytes of each
+	// stream lost to write errors since the init started. Dropping (output)
+	// says whether writes are failing now.
+	DroppedStdout int64 `json:"dropped_stdout,omitempty"`
+	DroppedStderr int64 `json:"dropped_stderr,omitempty"`
+	Dropping      bool  `json:"dropping,omitempty"`
 }
 
 // The report events.
@@ -98,6 +107,10 @@ const (
 	EventFailed  = "failed"  // the hook or the exec failed; the init exits next
 	EventReopen  = "reopen"  // CmdReopen took effect: later output goes to the reopened files
 	EventReady   = "ready"   // the executable wrote a line to its notification fd
+	// EventOutput reports the dropped output: when writes start failing,
+	// each time the count doubles while they fail, and when they succeed
+	// again. It is event-driven: a log that never fails never sends one.
+	EventOutput = "output"
 )
 
 // Exit codes of the init when the executable never ran.
