@@ -76,6 +76,8 @@ func (e *remoteError) Is(target error) bool {
 		return e.code == http.StatusBadRequest
 	case ErrFailed:
 		return e.code == http.StatusConflict
+	case ErrNotSupported:
+		return e.code == http.StatusNotImplemented
 	}
 	return false
 }
@@ -89,31 +91,17 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) err
 		}
 		body = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://vigil"+path, body)
+	resp, err := c.do(ctx, method, path, body)
 	if err != nil {
 		return err
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
-			return fmt.Errorf("%w (no daemon answers on %s)", ErrNoDaemon, c.socket)
-		}
-		return fmt.Errorf("control socket %s: %w", c.socket, err)
-	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return readError(resp, out)
+	}
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return fmt.Errorf("read reply: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var er errorReply
-		if json.Unmarshal(data, &er) != nil || er.Error == "" {
-			er.Error = fmt.Sprintf("daemon answered %s", resp.Status)
-		}
-		if out != nil && len(er.Body) > 0 {
-			_ = json.Unmarshal(er.Body, out)
-		}
-		return &remoteError{code: resp.StatusCode, msg: er.Error}
 	}
 	if out == nil {
 		return nil
@@ -122,4 +110,37 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) err
 		return fmt.Errorf("decode reply: %w", err)
 	}
 	return nil
+}
+
+// do sends one request; the caller closes the reply's body.
+func (c *Client) do(ctx context.Context, method, path string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, "http://vigil"+path, body)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, fmt.Errorf("%w (no daemon answers on %s)", ErrNoDaemon, c.socket)
+		}
+		return nil, fmt.Errorf("control socket %s: %w", c.socket, err)
+	}
+	return resp, nil
+}
+
+// readError turns a reply other than 200 into a *remoteError, decoding the
+// body that came with the error into out when both are there.
+func readError(resp *http.Response, out any) error {
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("read reply: %w", err)
+	}
+	var er errorReply
+	if json.Unmarshal(data, &er) != nil || er.Error == "" {
+		er.Error = fmt.Sprintf("daemon answered %s", resp.Status)
+	}
+	if out != nil && len(er.Body) > 0 {
+		_ = json.Unmarshal(er.Body, out)
+	}
+	return &remoteError{code: resp.StatusCode, msg: er.Error}
 }

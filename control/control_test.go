@@ -44,7 +44,7 @@ func (f *fakeManager) Reload(context.Context) (ReloadResult, error) {
 	return ReloadResult{Started: []string{"j/new"}}, nil
 }
 
-func serve(t *testing.T, m Manager) (string, *Client) {
+func serve(t *testing.T, m Manager, opts ...ServeOption) (string, *Client) {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "ctl")
 	if err != nil {
@@ -57,7 +57,7 @@ func serve(t *testing.T, m Manager) (string, *Client) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, ln, m, time.Second) }()
+	go func() { done <- Serve(ctx, ln, m, time.Second, opts...) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -43,17 +43,44 @@ func Listen(path string) (net.Listener, error) {
 
 type peerKey struct{}
 
+// ServeOption adjusts Serve.
+type ServeOption func(*serveOptions)
+
+type serveOptions struct {
+	observe func(route string, code int, d time.Duration)
+}
+
+// WithRequestObserver has Serve call observe once each request has been
+// answered, with the route pattern it matched ("" for none, e.g. a peer
+// refused), the reply's HTTP status and how long the answer took. Event
+// streams are not observed. observe runs on the request's goroutine and
+// must not block.
+func WithRequestObserver(observe func(route string, code int, d time.Duration)) ServeOption {
+	return func(o *serveOptions) { o.observe = observe }
+}
+
 // Serve answers requests on ln with m until ctx is done, then stops
-// accepting, gives requests in flight up to grace to finish, closes ln and
-// returns. Only root and the daemon's own user may connect (SO_PEERCRED).
-func Serve(ctx context.Context, ln net.Listener, m Manager, grace time.Duration) error {
+// accepting, ends event streams, gives requests in flight up to grace to
+// finish, closes ln and returns. Only root and the daemon's own user may
+// connect (SO_PEERCRED). GET /v1/events streams events when m is also an
+// EventSource.
+func Serve(ctx context.Context, ln net.Listener, m Manager, grace time.Duration, opts ...ServeOption) error {
+	var o serveOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	streams, endStreams := context.WithCancel(context.Background())
+	defer endStreams()
+	mux := newMux(m)
+	mux.Handle("GET /v1/events", eventsHandler(m, streams))
 	srv := &http.Server{
-		Handler:           checkPeer(newMux(m)),
+		Handler:           observed(checkPeer(mux), o.observe),
 		ReadHeaderTimeout: 10 * time.Second,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			return context.WithValue(ctx, peerKey{}, peerOf(c))
 		},
 	}
+	srv.RegisterOnShutdown(endStreams)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -136,6 +163,36 @@ func checkPeer(next http.Handler) http.Handler {
 	})
 }
 
+// observed calls observe (when set) after next has answered a request
+// other than an event stream.
+func observed(next http.Handler, observe func(route string, code int, d time.Duration)) http.Handler {
+	if observe == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, code: http.StatusOK}
+		next.ServeHTTP(sw, r) // the mux sets r.Pattern
+		if r.Pattern != "GET /v1/events" {
+			observe(r.Pattern, sw.code, time.Since(start))
+		}
+	})
+}
+
+// statusWriter remembers the status of a reply.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.code = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 type actionReply struct {
 	Processes []ProcessStatus `json:"processes"`
 }
@@ -175,6 +232,8 @@ func reply(w http.ResponseWriter, v any, err error) {
 			code = http.StatusBadRequest
 		case errors.Is(err, ErrFailed):
 			code = http.StatusConflict
+		case errors.Is(err, ErrNotSupported):
+			code = http.StatusNotImplemented
 		}
 		writeJSON(w, code, errorReply{Error: err.Error(), Body: body})
 		return

@@ -37,6 +37,9 @@ type Config struct {
 	// NoIsolation runs processes without bpm's isolation (see
 	// proc.Options.NoIsolation); each process then carries a warning.
 	NoIsolation bool
+	// ControlOptions are passed to the control server (e.g. a request
+	// observer for the metrics).
+	ControlOptions []control.ServeOption
 }
 
 // spareInits is how many inits the daemon keeps started ahead of need: a
@@ -52,6 +55,8 @@ type Daemon struct {
 	pool    *proc.Pool // spare inits for fast restarts; set by Run
 	started time.Time
 	changes notifier
+	events  eventHub   // status changes as events: see events.go
+	usage   usageCache // the latest pass over /proc: see usage.go
 
 	// mu orders configuration changes against actions: Reload and shutdown
 	// hold it to write, Act holds it to read while it sends its commands.
@@ -117,7 +122,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	serveCtx, stopServing := context.WithCancel(context.Background())
 	d.monitCtx = serveCtx
 	served := make(chan error, 1)
-	go func() { served <- control.Serve(serveCtx, ln, d, 5*time.Second) }()
+	go func() { served <- control.Serve(serveCtx, ln, d, 5*time.Second, d.cfg.ControlOptions...) }()
 
 	if _, err := d.Reload(ctx); err != nil {
 		d.log.Error("initial load", "error", err)

@@ -18,7 +18,7 @@ import (
 // colour when color is set (a terminal).
 func writeStatus(w io.Writer, st control.Status, color bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "JOB\tPROCESS\tSTATE\tHEALTH\tPID\tUPTIME\tRESTARTS\tLAST EXIT")
+	fmt.Fprintln(tw, "JOB\tPROCESS\tSTATE\tHEALTH\tPID\tUPTIME\tRESTARTS\tMEM\tCPU\tLAST EXIT")
 	now := time.Now()
 	for _, p := range st.Processes {
 		pid, up := "-", "-"
@@ -32,8 +32,9 @@ func writeStatus(w io.Writer, st control.Status, color bool) {
 		if p.LastExit != nil {
 			last = p.LastExit.Description + " " + since(now, p.LastExit.At) + " ago"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", p.Job, p.Process, paint(p.State, color), healthCell(p),
-			pid, up, p.Restarts, last)
+		mem, cpu := usageCells(p.Usage)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", p.Job, p.Process, paint(p.State, color), healthCell(p),
+			pid, up, p.Restarts, mem, cpu, last)
 	}
 	tw.Flush()
 	if b := st.Daemon.Backend; b != "" && b != "native" {
@@ -46,7 +47,40 @@ func writeStatus(w io.Writer, st control.Status, color bool) {
 		for _, warn := range p.Warnings { // isolation or limits not enforced
 			fmt.Fprintf(w, "warning: %s/%s: %s\n", p.Job, p.Process, warn)
 		}
+		if o := p.Output; o.DroppedStdout > 0 || o.DroppedStderr > 0 {
+			fmt.Fprintf(w, "warning: %s/%s: output lost, the log could not take it: %s of stdout, %s of stderr\n",
+				p.Job, p.Process, bytesCell(o.DroppedStdout), bytesCell(o.DroppedStderr))
+		}
 	}
+}
+
+// usageCells shows resident memory and CPU time, "-" when nothing runs.
+func usageCells(u *control.Usage) (mem, cpu string) {
+	if u == nil {
+		return "-", "-"
+	}
+	d := time.Duration(u.CPUSeconds * float64(time.Second))
+	if d < time.Minute {
+		cpu = strconv.FormatFloat(u.CPUSeconds, 'f', 2, 64) + "s"
+	} else {
+		cpu = d.Round(time.Second).String()
+	}
+	return bytesCell(u.RSSBytes), cpu
+}
+
+// bytesCell is n bytes in binary units: 512B, 1.5K, 12.3M, 2.0G.
+func bytesCell(n int64) string {
+	if n < 1024 {
+		return strconv.FormatInt(n, 10) + "B"
+	}
+	v, unit := float64(n)/1024, "K"
+	for _, u := range []string{"M", "G", "T"} {
+		if v < 1024 {
+			break
+		}
+		v, unit = v/1024, u
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + unit
 }
 
 // healthCell shows health and readiness: "-" when not running, else the

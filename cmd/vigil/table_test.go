@@ -26,3 +26,34 @@ func TestStatusTableHealth(t *testing.T) {
 		}
 	}
 }
+
+func TestStatusTableUsage(t *testing.T) {
+	now := time.Now()
+	st := control.Status{Processes: []control.ProcessStatus{
+		{Job: "web", Process: "a", State: "running", Ready: true, Since: now,
+			Usage: &control.Usage{CPUSeconds: 0.421, RSSBytes: 12_900_000, OpenFDs: 9, Processes: 1}},
+		{Job: "web", Process: "b", State: "running", Ready: true, Since: now,
+			Usage:  &control.Usage{CPUSeconds: 3725, RSSBytes: 3 << 30},
+			Output: control.Output{DroppedStdout: 1536, DroppedStderr: 77}},
+		{Job: "web", Process: "c", State: "stopped"},
+	}}
+	var b strings.Builder
+	writeStatus(&b, st, false)
+	lines := strings.Split(b.String(), "\n")
+	for i, want := range [][]string{
+		{"RESTARTS  MEM    CPU     LAST EXIT"},
+		{" 12.3M  0.42s "},
+		{" 3.0G   1h2m5s "},
+		{"0         -      -       -"},
+		{"warning: web/b: output lost, the log could not take it: 1.5K of stdout, 77B of stderr"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(lines[i], w) {
+				t.Errorf("line %d %q lacks %q", i, lines[i], w)
+			}
+		}
+	}
+	if strings.Contains(b.String(), "web/a: output") {
+		t.Errorf("a dropped-output line for a process that dropped nothing:\n%s", b.String())
+	}
+}

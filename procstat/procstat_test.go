@@ -1,0 +1,135 @@
+package procstat
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"testing"
+)
+
+func TestParseStat(t *testing.T) {
+	page := int64(os.Getpagesize())
+	for _, c := range []struct {
+		line string
+		want Stat
+		bad  bool
+	}{
+		{line: "42 (sh) S 1 42 42 0 -1 4194560 100 0 0 0 7 3 20 10 20 0 1 0 100 2000 5 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0",
+			want: Stat{PID: 42, PPID: 1, State: 'S', CPUTicks: 10, ChildTicks: 30, RSSBytes: 5 * page}},
+		{line: "7 (a) b) (c) R 3 7 7 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 100 2000 9 0\n",
+			want: Stat{PID: 7, PPID: 3, State: 'R', CPUTicks: 2, RSSBytes: 9 * page}},
+		{line: "7 no name", bad: true},
+		{line: "x (a) R 1", bad: true},
+		{line: "7 (a) R 1 2 3", bad: true},
+	} {
+		got, err := parseStat([]byte(c.line))
+		if (err != nil) != c.bad || got != c.want {
+			t.Errorf("parseStat(%q) = %+v, %v; want %+v (error: %v)", c.line, got, err, c.want, c.bad)
+		}
+	}
+}
+
+// startCat starts a cat that blocks on its stdin until the test ends.
+func startCat(t *testing.T) int {
+	cmd := exec.Command("cat")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil { // returns once cat has been exec'd
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close(); cmd.Wait() })
+	return cmd.Process.Pid
+}
+
+func TestTreeAndDescendants(t *testing.T) {
+	a, b := startCat(t), startCat(t)
+	self := os.Getpid()
+	below := Descendants(self)
+	if !slices.Contains(below, a) || !slices.Contains(below, b) {
+		t.Fatalf("descendants of %d: %v, want %d and %d", self, below, a, b)
+	}
+	// Burn CPU until the kernel has counted a tick of it.
+	for {
+		if st, err := ReadStat(self); err != nil || st.CPUTicks > 0 {
+			break
+		}
+	}
+	snap, err := Scan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kids := snap.Children(self); !slices.Contains(kids, a) || !slices.Contains(kids, b) {
+		t.Fatalf("children at the scan: %v", kids)
+	}
+	one := snap.Tree(a)
+	if one.Processes != 1 || one.RSSBytes <= 0 {
+		t.Fatalf("cat's tree: %+v", one)
+	}
+	all := snap.Tree(self)
+	if all.Processes < 3 || all.RSSBytes < 2*one.RSSBytes || all.CPUSeconds <= 0 {
+		t.Fatalf("own tree: %+v (one cat: %+v)", all, one)
+	}
+	if st, ok := snap.Stat(a); !ok || st.PPID != self {
+		t.Fatalf("cat's stat: %+v %v", st, ok)
+	}
+	if u := snap.Tree(1 << 30); u != (Usage{}) {
+		t.Fatalf("a pid that does not exist uses %+v", u)
+	}
+	if got := one.Add(one); got.Processes != 2 || got.RSSBytes != 2*one.RSSBytes {
+		t.Fatalf("Add: %+v", got)
+	}
+}
+
+// TestOpenFDs counts a cat's descriptors (0, 1, 2 and whatever the test
+// itself inherited) as a listing of its fd directory does, and sees three
+// more files opened by the test.
+func TestOpenFDs(t *testing.T) {
+	cat := startCat(t)
+	names, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", cat))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := OpenFDs(cat); err != nil || n != len(names) || n < 3 {
+		t.Fatalf("cat has %d descriptors open (%v), its fd directory lists %d", n, err, len(names))
+	}
+	before, err := OpenFDs(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		f, err := os.Open("/dev/null")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+	}
+	if after, err := OpenFDs(os.Getpid()); err != nil || after != before+3 {
+		t.Fatalf("%d descriptors open after opening 3 more than %d (%v)", after, before, err)
+	}
+	if _, err := OpenFDs(1 << 30); err == nil {
+		t.Fatal("no error for a pid that does not exist")
+	}
+}
+
+func TestMemoryFigures(t *testing.T) {
+	total, err := MemTotal()
+	if err != nil || total <= 0 {
+		t.Fatalf("MemTotal = %d, %v", total, err)
+	}
+	rss, err := RSS(os.Getpid())
+	if err != nil || rss <= 0 || rss >= total {
+		t.Fatalf("RSS = %d, %v", rss, err)
+	}
+}
+
+// BenchmarkScan measures one pass over every process of the machine.
+func BenchmarkScan(b *testing.B) {
+	for b.Loop() {
+		if _, err := Scan(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
