@@ -9,7 +9,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/daemon"
+	"github.com/vigil-bosh/vigil/metrics"
+	"github.com/vigil-bosh/vigil/web"
 )
 
 // Options configure Run.
@@ -36,11 +39,25 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer logf.Close()
-	d, err := daemon.New(daemon.Config{Layout: l, Version: o.Version,
-		Log: slog.New(slog.NewTextHandler(logf, nil))})
+	log := slog.New(slog.NewTextHandler(logf, nil))
+	m := metrics.New()
+	d, err := daemon.New(daemon.Config{Layout: l, Version: o.Version, Log: log,
+		ControlOptions: []control.ServeOption{control.WithRequestObserver(m.ObserveRequest)}})
 	if err != nil {
 		return err
 	}
+	// The status page and /metrics, on a free loopback port, with generated
+	// credentials; they outlive the daemon's shutdown (deferred first, so
+	// they end last).
+	page, err := web.Open(web.Config{Backend: d, Metrics: m.Handler(d), Layout: l, Log: log}, "127.0.0.1:0", false, "")
+	if err != nil {
+		return err
+	}
+	pageCtx, stopPage := context.WithCancel(context.Background())
+	pageDone, followed := make(chan error, 1), make(chan error, 1)
+	go func() { pageDone <- page.Serve(pageCtx) }()
+	go func() { followed <- m.Follow(pageCtx, d) }()
+	defer func() { stopPage(); <-pageDone; <-followed }()
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(runCtx) }()
@@ -50,7 +67,7 @@ func Run(ctx context.Context, o Options) error {
 	defer tick.Stop()
 	for {
 		changed := d.Changes()
-		draw(o, d, logPath)
+		draw(o, d, logPath, page)
 		select {
 		case <-changed:
 		case <-tick.C:
@@ -67,7 +84,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 }
 
-func draw(o Options, d *daemon.Daemon, logPath string) {
+func draw(o Options, d *daemon.Daemon, logPath string, page *web.Page) {
 	if o.Clear {
 		fmt.Fprint(o.Out, "\x1b[H\x1b[2J")
 	}
@@ -81,6 +98,7 @@ func draw(o Options, d *daemon.Daemon, logPath string) {
 	if len(o.Root.Skipped) == 0 {
 		fmt.Fprintf(o.Out, "web:        curl http://127.0.0.1:%d/\n", o.Root.WebPort)
 	}
+	fmt.Fprintf(o.Out, "page:       %s   (user:password in %s)\n", page.URL(), page.CredentialsFile)
 	fmt.Fprintf(o.Out, "try:        vigil status --root %s\n", l.Root())
 	fmt.Fprintf(o.Out, "            kill -9 $(pgrep -P $(cat %s))   # watch it come back\n", l.PidFile("worker", "worker"))
 	fmt.Fprintf(o.Out, "logs:       %s, %s\n", l.LogDir("worker"), logPath)

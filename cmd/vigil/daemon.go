@@ -9,7 +9,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/daemon"
+	"github.com/vigil-bosh/vigil/metrics"
 	"github.com/vigil-bosh/vigil/proc"
 	"github.com/vigil-bosh/vigil/systemd"
 )
@@ -21,8 +23,13 @@ func runDaemon(args []string) error {
 	backend := c.fs.String("backend", "auto", "native, systemd, or auto (systemd when booted with systemd and run as root)")
 	unitDir := c.fs.String("unit-dir", "/etc/systemd/system", "systemd back end: where the units go")
 	systemctl := c.fs.String("systemctl", "systemctl", "systemd back end: the systemctl binary")
+	var page httpOptions
+	page.register(c.fs)
 	pos, err := c.parse(args)
 	if err != nil {
+		return err
+	}
+	if err := page.check(); err != nil {
 		return err
 	}
 	if len(pos) > 0 {
@@ -46,14 +53,14 @@ func runDaemon(args []string) error {
 		return err
 	}
 	if be == "systemd" {
-		return serveSystemd(cfg, *unitDir, *systemctl)
+		return serveSystemd(cfg, *unitDir, *systemctl, page)
 	}
-	return serveDaemon(cfg)
+	return serveDaemonWith(cfg, page)
 }
 
 // serveSystemd runs the systemd back end until SIGTERM or SIGINT. The units
 // keep running after it ends: systemd owns them.
-func serveSystemd(cfg daemon.Config, unitDir, systemctl string) error {
+func serveSystemd(cfg daemon.Config, unitDir, systemctl string, page httpOptions) error {
 	self, err := ownBinary()
 	if err != nil {
 		return err
@@ -63,7 +70,11 @@ func serveSystemd(cfg daemon.Config, unitDir, systemctl string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	cfg.Log.Info("backend systemd", "units", unitDir)
-	if err := d.Run(ctx); err != nil {
+	servePage, err := listenHTTP(page, cfg.Layout, d, cfg.Log)
+	if err != nil {
+		return err
+	}
+	if err := serveAlongside(servePage, func() error { return d.Run(ctx) }); err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
 	return nil
@@ -71,10 +82,29 @@ func serveSystemd(cfg daemon.Config, unitDir, systemctl string) error {
 
 // serveDaemon runs a daemon until SIGTERM or SIGINT, reopening the logs on
 // SIGHUP.
-func serveDaemon(cfg daemon.Config) error {
+func serveDaemon(cfg daemon.Config) error { return serveDaemonWith(cfg, httpOptions{}) }
+
+// serveDaemonWith is serveDaemon with the status page of page served
+// until the daemon has stopped.
+func serveDaemonWith(cfg daemon.Config, page httpOptions) error {
+	var m *metrics.Metrics
+	if page.addr != "" {
+		m = metrics.New()
+		cfg.ControlOptions = append(cfg.ControlOptions, control.WithRequestObserver(m.ObserveRequest))
+	}
 	d, err := daemon.New(cfg)
 	if err != nil {
 		return err
+	}
+	if m != nil {
+		page.metrics = m.Handler(d)
+	}
+	servePage, err := listenHTTP(page, cfg.Layout, d, cfg.Log)
+	if err != nil {
+		return err
+	}
+	if m != nil {
+		servePage = followingEvents(servePage, m, d)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
@@ -98,7 +128,7 @@ func serveDaemon(cfg daemon.Config) error {
 			}
 		}
 	}()
-	if err := d.Run(ctx); err != nil {
+	if err := serveAlongside(servePage, func() error { return d.Run(ctx) }); err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
 	return nil

@@ -1,0 +1,152 @@
+package web
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/chromedp"
+
+	"github.com/vigil-bosh/vigil/internal/testproc"
+)
+
+// chromium finds a Chromium to drive ($VIGIL_CHROMIUM, else on PATH), or
+// skips the test.
+func chromium(t *testing.T) string {
+	if p := os.Getenv("VIGIL_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("no Chromium on PATH (Debian: apt-get install chromium; or set VIGIL_CHROMIUM): the browser test needs one")
+	return ""
+}
+
+// TestBrowserStopsAProcess drives headless Chromium against a real daemon:
+// it signs in through the basic-auth challenge, sees the page go live,
+// clicks stop on a process and sees the page show it stopped through the
+// event stream (no reload), and checks the daemon agrees. Screenshots of a
+// wide and a phone-sized screen go to the test's artifact directory (kept
+// with go test -artifacts).
+func TestBrowserStopsAProcess(t *testing.T) {
+	exe := chromium(t)
+	ld := startDaemon(t)
+	_, ts := serve(t, ld.d, ld.layout)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.WindowSize(1280, 800))
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox) // Chromium refuses its sandbox as root
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
+	defer cancelAlloc()
+	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	defer cancelTab()
+	ctx, cancel := context.WithTimeout(ctx, 2*testproc.Guard) // failure guard
+	defer cancel()
+
+	// The server's challenge is answered as a user at the browser's prompt
+	// would; every other paused request goes on unchanged.
+	var challenges atomic.Int32
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	auths, paused := chromedp.Events(ctx, fetch.AuthRequired), chromedp.Events(ctx, fetch.RequestPaused)
+	wg.Go(func() {
+		for ev, err := range auths {
+			if err != nil {
+				return
+			}
+			challenges.Add(1)
+			_, _ = chromedp.Call(ctx, fetch.ContinueWithAuth, fetch.ContinueWithAuthParams{RequestID: ev.RequestID,
+				AuthChallengeResponse: &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseProvideCredentials,
+					Username: testUser, Password: testPassword}})
+		}
+	})
+	wg.Go(func() {
+		for ev, err := range paused {
+			if err != nil {
+				return
+			}
+			_, _ = chromedp.Call(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+		}
+	})
+	yes := true
+	if _, err := chromedp.Call(ctx, fetch.Enable, fetch.EnableParams{HandleAuthRequests: &yes}); err != nil {
+		t.Fatal(err)
+	}
+
+	server := `tr.proc[data-job="app"][data-process="server"]`
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(ts.URL+"/"),
+		chromedp.WaitVisible(server+`[data-state="running"]`),
+		chromedp.WaitVisible(`#live.on`), // the script ran and the event stream is open
+	); err != nil {
+		t.Fatal(err)
+	}
+	if challenges.Load() == 0 {
+		t.Fatal("the page loaded without an authentication challenge")
+	}
+	shoot(t, ctx, "wide.png")
+
+	// Warnings opened by the reader stay open across the live updates.
+	warnings := `details[data-key="worker/a"]`
+	if err := chromedp.Do(ctx,
+		chromedp.Click(warnings+` summary`),
+		chromedp.WaitVisible(warnings+`[open] li`),
+		chromedp.Click(server+` button[value="stop"]`),
+		chromedp.WaitVisible(server+`[data-state="stopped"]`),
+		chromedp.WaitVisible(`#message:not(.busy)`),
+		chromedp.WaitVisible(warnings+`[open] li`),
+	); err != nil {
+		t.Fatal(err)
+	}
+	msg, err := chromedp.Run(ctx, chromedp.Text(`#message`))
+	if err != nil || msg != "stop app/server: done" {
+		t.Fatalf("message %q (%v)", msg, err)
+	}
+	if loc, err := chromedp.Run(ctx, chromedp.Location()); err != nil || loc != ts.URL+"/" {
+		t.Fatalf("the page was left for %q (%v): the update did not come live", loc, err)
+	}
+	if st := ld.process(t, "app", "server"); st.State != "stopped" {
+		t.Fatalf("the daemon says %+v", st)
+	}
+	if st := ld.process(t, "worker", "a"); st.State != "running" {
+		t.Fatalf("another process was touched: %+v", st)
+	}
+
+	// A phone: the table becomes cards.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateTouch)); err != nil {
+		t.Fatal(err)
+	}
+	display, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector(".procs thead")).display`))
+	if err != nil || display != "none" {
+		t.Fatalf("narrow screen: table header display %q (%v)", display, err)
+	}
+	shoot(t, ctx, "phone.png")
+}
+
+// shoot saves a full-page screenshot under the test's artifact directory.
+func shoot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.ArtifactDir(), name)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s (%d bytes)", path, len(png))
+	if !strings.HasPrefix(string(png), "\x89PNG") {
+		t.Fatalf("%s is not a PNG", name)
+	}
+}
