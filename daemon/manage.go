@@ -31,6 +31,8 @@ func (d *Daemon) Status(context.Context) (control.Status, error) {
 			st.Processes = append(st.Processes, processStatus(s.Status()))
 		}
 	}
+	d.fillUsage(st.Processes)  // resource use from /proc: see usage.go
+	d.fillOutput(st.Processes) // dropped log output: see output.go
 	return st, nil
 }
 

@@ -47,11 +47,13 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 				Message: "the new configuration is invalid: the job keeps running with its previous one"})
 		}
 		d.log.Error("configuration", "error", err)
+		d.events.publish(configEvent(err))
 	}
 	for _, w := range warns {
 		d.log.Warn("configuration", "warning", w.String())
 	}
 
+	keepEmptied(old, next, d.log)
 	want := wanted(next.jobs)
 	if mon != nil {
 		var more []control.Problem
@@ -238,6 +240,7 @@ func (d *Daemon) onChange(st supervise.Status) {
 		args = append(args, "last_exit", st.LastExit.String())
 	}
 	d.log.Info("state", args...)
+	d.events.observe(st)
 	d.monitEvent(st)
 	d.changes.notify()
 }

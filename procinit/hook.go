@@ -30,6 +30,9 @@ func (it *initProc) runHook() (int, string) {
 		case timedOut:
 			_ = unix.Kill(-pid, unix.SIGKILL)
 			return ExitHookFailed, fmt.Sprintf("prestart hook failed: timed out after %s", it.launch.HookTimeout)
+		case stopped && it.cmds == nil:
+			_ = unix.Kill(-pid, unix.SIGKILL)
+			return ExitHookFailed, "the supervisor went away while the prestart hook ran: not starting"
 		case stopped:
 			_ = unix.Kill(-pid, unix.SIGKILL)
 			return ExitHookFailed, "stopped while the prestart hook ran"

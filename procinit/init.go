@@ -118,6 +118,8 @@ type initProc struct {
 	hookDone   bool
 
 	notify *notifyPipe // the readiness fd's pipe, when the launch asks for one
+
+	outputc chan struct{} // the copiers' drop changes (see outputReport)
 }
 
 // report sends r to the supervisor. A supervisor that went away is not an
@@ -144,16 +146,21 @@ func (it *initProc) fail(code int, format string, args ...any) int {
 }
 
 func (it *initProc) run() int {
-	for fd, path := range map[int]string{1: it.launch.Stdout, 2: it.launch.Stderr} {
-		if err := redirect(fd, path); err != nil {
+	logs := []struct {
+		fd   int
+		path string
+	}{{1, it.launch.Stdout}, {2, it.launch.Stderr}} // in this order, so failures are reproducible
+	for _, l := range logs {
+		if err := redirect(l.fd, l.path); err != nil {
 			return it.fail(ExitBadLaunch, "%v", err)
 		}
 	}
 	var err error
-	if it.out, err = newCopier(os.Stdout, it.launch.Stdout); err != nil {
+	it.outputc = make(chan struct{}, 1)
+	if it.out, err = newCopier(os.Stdout, it.launch.Stdout, it.launch.Logs, it.outputc); err != nil {
 		return it.fail(ExitBadLaunch, "stdout pipe: %v", err)
 	}
-	if it.errw, err = newCopier(os.Stderr, it.launch.Stderr); err != nil {
+	if it.errw, err = newCopier(os.Stderr, it.launch.Stderr, it.launch.Logs, it.outputc); err != nil {
 		return it.fail(ExitBadLaunch, "stderr pipe: %v", err)
 	}
 	if it.launch.PreStart != "" {
@@ -192,6 +199,7 @@ func (it *initProc) run() int {
 	dropped := it.finishOutput()
 	code, sig := exitOf(it.status)
 	rep := Report{Event: EventExit, Code: code, Signal: sig, Dropped: dropped, OOM: oom && sig == int(unix.SIGKILL)}
+	rep.DroppedStdout, rep.DroppedStderr = it.droppedCounts()
 	it.recordExit(rep)
 	it.report(rep)
 	if sig != 0 {
@@ -242,8 +250,9 @@ func (it *initProc) spawn(path string, argv []string, dir string) (int, error) {
 
 // step waits for one thing to happen and deals with it: a signal (SIGCHLD
 // reaps, others go to the executable), a command, or the hook deadline.
-// Before the executable runs, a stop signal or a kill command ends the wait
-// with stopped; other signals are dropped (the hook gets none).
+// Before the executable runs, a stop signal, a kill command or the loss of
+// the supervisor ends the wait with stopped; other signals are dropped (the
+// hook gets none).
 func (it *initProc) step(deadline <-chan time.Time) (timedOut, stopped bool) {
 	select {
 	case s := <-it.sigs:
@@ -260,6 +269,15 @@ func (it *initProc) step(deadline <-chan time.Time) (timedOut, stopped bool) {
 		switch {
 		case !ok:
 			it.cmds = nil // the supervisor let go: carry on alone
+			if it.child == 0 {
+				// ...unless the executable has not started yet: a start
+				// whose supervisor died (a daemon killed during the
+				// pre_start hook) is abandoned, as bpm never starts the
+				// container when bpm start dies during the hook. The next
+				// daemon finds no pid file and starts the process afresh,
+				// so it must not also start here.
+				return false, true
+			}
 		case c.Cmd == CmdKill:
 			if it.child == 0 {
 				return false, true
@@ -272,6 +290,8 @@ func (it *initProc) step(deadline <-chan time.Time) (timedOut, stopped bool) {
 		}
 	case <-it.notify.lines():
 		it.report(Report{Event: EventReady})
+	case <-it.outputc:
+		it.report(it.outputReport())
 	case <-deadline:
 		return true, false
 	}

@@ -20,10 +20,12 @@ const usage = `usage: vigil COMMAND [flags] [args]
 Commands:
   daemon [--backend B]          supervise every job's processes (foreground); B: native, systemd, auto
   status [--json]               show every process and configuration problem
+  events [--json] [-n N]        stream state changes as they happen (N recent ones first)
   start JOB [-p PROC]           start and wait until running (or failed)
   stop JOB [-p PROC]            stop and wait until nothing is left
   restart JOB [-p PROC]         stop, start and wait
   signal JOB -p PROC SIGNAL     send a signal to a process (e.g. HUP, USR1)
+  logs JOB [-p P] [-f] [-n N]   show a job's log files (stdout; -e stderr, -a both), -f follows
   reload                        re-read the jobs; restart only what changed
   demo                          supervise the example jobs in a throwaway root
   lifecycle HOOK                run every job's bin/HOOK in parallel (pre-start ...)
@@ -94,10 +96,14 @@ func run(args []string) error {
 		return runDaemon(rest)
 	case "status":
 		return runStatus(rest)
+	case "events":
+		return runEvents(rest)
 	case "start", "stop", "restart":
 		return runAction(cmd, rest)
 	case "signal":
 		return runSignal(rest)
+	case "logs":
+		return runLogs(rest)
 	case "reload":
 		return runReload(rest)
 	case "demo":

@@ -68,6 +68,9 @@ func run(behaviour string) int {
 	if code, ok := more(behaviour, rep); ok {
 		return code
 	}
+	if code, ok := faulty(behaviour, rep); ok {
+		return code
+	}
 	rep.send("error unknown behaviour %q", behaviour)
 	return 2
 }

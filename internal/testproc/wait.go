@@ -1,6 +1,7 @@
 package testproc
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -28,6 +29,9 @@ func WaitUntil(t testing.TB, dir string, cond func() bool) {
 	buf := make([]byte, 4096)
 	for !cond() {
 		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(Guard.Milliseconds()))
+		if errors.Is(err, unix.EINTR) {
+			continue // a signal (the runtime's, a child's end): wait again
+		}
 		if n < 1 {
 			t.Fatalf("nothing changed in %s within %s (%v)", dir, Guard, err)
 		}

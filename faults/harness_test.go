@@ -1,0 +1,465 @@
+package faults
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/daemon"
+	"github.com/vigil-bosh/vigil/internal/testproc"
+	"github.com/vigil-bosh/vigil/pidfile"
+	"github.com/vigil-bosh/vigil/procinit"
+	"github.com/vigil-bosh/vigil/restart"
+	"github.com/vigil-bosh/vigil/supervise"
+)
+
+// The environment of the test binary re-executed as a daemon.
+const (
+	envDaemon  = "VIGIL_FAULTS_DAEMON"  // the BOSH root to supervise
+	envStop    = "VIGIL_FAULTS_STOP"    // each stage of the stop ladder (a duration)
+	envBackoff = "VIGIL_FAULTS_BACKOFF" // the first restart delay after a quick exit
+)
+
+func TestMain(m *testing.M) {
+	testproc.Main()
+	if root := os.Getenv(envDaemon); root != "" {
+		os.Exit(runDaemon(root))
+	}
+	// The inits a killed daemon leaves are re-parented to the test, not to
+	// pid 1 (which need not reap here): the tests see them and reap them.
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "faults: become a subreaper:", err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// runDaemon is the daemon process: vigil's daemon on root, without
+// isolation (the roots live under /tmp), logging to stderr, ending on
+// SIGTERM and reopening logs on SIGHUP, as `vigil daemon` does.
+func runDaemon(root string) int {
+	l, err := boshpath.New(root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	self, _ := os.Executable()
+	stage, _ := time.ParseDuration(os.Getenv(envStop))
+	backoff, _ := time.ParseDuration(os.Getenv(envBackoff))
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	d, err := daemon.New(daemon.Config{Layout: l, Init: self, InitEnv: []string{"GORACE=" + testproc.NoRaceExitDelay},
+		Timing: supervise.Timing{StopTimeout: stage, QuitTimeout: stage, KillTimeout: stage,
+			Restart: restart.Policy{Initial: backoff, Max: 4 * backoff}},
+		NoIsolation: true, Log: log})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), unix.SIGTERM, unix.SIGINT)
+	defer stop()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, unix.SIGHUP)
+	go func() {
+		for range hup {
+			if err := d.ReopenLogs(ctx); err != nil {
+				log.Error("reopen logs", "error", err)
+			} else {
+				log.Info("reopened logs")
+			}
+		}
+	}()
+	if err := d.Run(ctx); err != nil {
+		log.Error("run", "error", err)
+		return 1
+	}
+	return 0
+}
+
+// rig is one BOSH root under /tmp, the daemons started on it, and the
+// listener its test processes report to. Every executable it configures
+// carries the argument MARK/JOB/PROC, so the live instances of a process
+// can be counted from /proc.
+type rig struct {
+	t      *testing.T
+	layout boshpath.Layout
+	rep    *testproc.Listener
+	mark   string
+	self   string
+	gate   string // the file that releases every "gate" hook
+	daemon *daemonProc
+	owned  map[int]bool // children of the test that it waits for itself
+}
+
+// daemonProc is one daemon process and its log lines.
+type daemonProc struct {
+	cmd  *exec.Cmd
+	logs chan string // every line after start, dropped when nobody reads
+	done chan struct{}
+	file string // every line, kept
+}
+
+func newRig(t *testing.T) *rig {
+	dir, err := os.MkdirTemp("", "vf") // short: the control socket's path must fit
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ := boshpath.New(dir)
+	self, _ := os.Executable()
+	r := &rig{t: t, layout: l, rep: testproc.Listen(t), self: self, gate: filepath.Join(dir, "gate", "open"),
+		mark: fmt.Sprintf("vigil-fault-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-")), owned: map[int]bool{}}
+	os.MkdirAll(filepath.Dir(r.gate), 0o755)
+	t.Cleanup(func() {
+		if r.daemon != nil {
+			r.stopDaemon()
+		}
+		r.killLeftovers()
+		os.RemoveAll(dir)
+	})
+	return r
+}
+
+// tp is one process of a job: a testproc behaviour with extra environment
+// and, if hook is set, a pre_start hook that runs the "gate" behaviour.
+type tp struct {
+	name, behaviour string
+	env             []string
+	hook            bool
+}
+
+// job writes ROOT/jobs/NAME/config/bpm.yml with procs.
+func (r *rig) job(name string, procs ...tp) {
+	r.t.Helper()
+	var b strings.Builder
+	b.WriteString("processes:\n")
+	for _, p := range procs {
+		fmt.Fprintf(&b, "- name: %s\n  executable: %s\n  args: [%s/%s/%s]\n  env:\n", p.name, r.self, r.mark, name, p.name)
+		for k, v := range r.rep.Env(p.behaviour, append(p.env, testproc.EnvGate+"="+r.gate)...) {
+			fmt.Fprintf(&b, "    %s: %q\n", k, v)
+		}
+		if p.hook {
+			hook := filepath.Join(r.layout.JobBinDir(name), p.name+"-pre-start")
+			r.write(hook, "#!/bin/sh\n"+testproc.EnvBehaviour+"=gate exec "+r.self+"\n", 0o755)
+			fmt.Fprintf(&b, "  hooks:\n    pre_start: %s\n", hook)
+		}
+	}
+	r.write(r.layout.BPMConfig(name), b.String(), 0o644)
+}
+
+func (r *rig) write(path, content string, mode os.FileMode) {
+	r.t.Helper()
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// release lets every "gate" hook, running or yet to run, finish.
+func (r *rig) release() { r.write(r.gate, "", 0o644) }
+
+// startDaemon starts a daemon process on the root with env added, and
+// returns at once: see settled.
+func (r *rig) startDaemon(env ...string) *daemonProc {
+	r.t.Helper()
+	cmd := exec.Command(r.self)
+	cmd.Env = append(os.Environ(), append([]string{envDaemon + "=" + r.layout.Root(),
+		"GORACE=" + testproc.NoRaceExitDelay}, env...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		r.t.Fatal(err)
+	}
+	d := &daemonProc{cmd: cmd, logs: make(chan string, 4096), done: make(chan struct{}),
+		file: filepath.Join(r.layout.Root(), fmt.Sprintf("daemon-%d.log", cmd.Process.Pid))}
+	go d.read(stderr)
+	r.daemon = d
+	r.owned[cmd.Process.Pid] = true
+	return d
+}
+
+// read passes the daemon's log lines on and keeps them in d.file.
+func (d *daemonProc) read(stderr io.Reader) {
+	defer close(d.done)
+	f, _ := os.Create(d.file)
+	defer f.Close()
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		fmt.Fprintln(f, sc.Text())
+		select {
+		case d.logs <- sc.Text():
+		default:
+		}
+	}
+}
+
+// expectLog waits for a log line of the current daemon that contains s.
+func (r *rig) expectLog(s string) string {
+	r.t.Helper()
+	guard := time.NewTimer(testproc.Guard)
+	defer guard.Stop()
+	for {
+		select {
+		case ln := <-r.daemon.logs:
+			if strings.Contains(ln, s) {
+				return ln
+			}
+		case <-r.daemon.done:
+			r.t.Fatalf("the daemon ended before logging %q", s)
+		case <-guard.C:
+			r.t.Fatalf("the daemon did not log %q within %s", s, testproc.Guard)
+		}
+	}
+}
+
+// up starts a daemon with env added, waits until it has settled, then for
+// the "ready" reports of ready processes.
+func (r *rig) up(ready int, env ...string) {
+	r.t.Helper()
+	r.startDaemon(env...)
+	r.settled()
+	for range ready {
+		r.rep.Expect(r.t, "ready")
+	}
+}
+
+// same checks that a process still runs as it did: once, with the same
+// init, the same executable and no restart since.
+func (r *rig) same(before control.ProcessStatus) {
+	r.t.Helper()
+	st := r.once(before.Job, before.Process)
+	if st.PID != before.PID || st.ExecPID != before.ExecPID || st.Restarts != before.Restarts {
+		r.t.Fatalf("%s/%s changed: before %+v, after %+v", before.Job, before.Process, before, st)
+	}
+}
+
+// settled waits until the current daemon has started every process of
+// its first load and each has settled.
+func (r *rig) settled() { r.t.Helper(); r.expectLog("msg=supervising") }
+
+// waitFor re-checks cond at each line the daemon logs (it logs every
+// change of state) until cond holds.
+func (r *rig) waitFor(what string, cond func() bool) {
+	r.t.Helper()
+	guard := time.NewTimer(testproc.Guard)
+	defer guard.Stop()
+	for !cond() {
+		select {
+		case <-r.daemon.logs:
+		case <-guard.C:
+			r.t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// killDaemon kills the current daemon outright and returns the processes
+// that were its children at that moment (inits and spare inits).
+func (r *rig) killDaemon() []int {
+	r.t.Helper()
+	d := r.daemon
+	kids := procinit.ChildrenOf(d.cmd.Process.Pid)
+	if err := d.cmd.Process.Signal(unix.SIGKILL); err != nil {
+		r.t.Fatal(err)
+	}
+	d.cmd.Wait()
+	<-d.done
+	r.daemon = nil
+	return kids
+}
+
+// stopDaemon ends the current daemon with SIGTERM (it stops every process)
+// and checks that it exits 0.
+func (r *rig) stopDaemon() {
+	r.t.Helper()
+	d := r.daemon
+	r.daemon = nil
+	d.cmd.Process.Signal(unix.SIGTERM)
+	err := d.cmd.Wait()
+	<-d.done
+	if err != nil {
+		b, _ := os.ReadFile(d.file)
+		r.t.Errorf("daemon: %v\n%s", err, b)
+	}
+}
+
+func (r *rig) client() *control.Client { return control.NewClient(r.layout.ControlSocket()) }
+
+func (r *rig) status(job, p string) control.ProcessStatus {
+	r.t.Helper()
+	st, err := r.client().Status(r.t.Context())
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for _, ps := range st.Processes {
+		if ps.Job == job && ps.Process == p {
+			return ps
+		}
+	}
+	return control.ProcessStatus{}
+}
+
+func (r *rig) pidFile(job, p string) int {
+	pid, _ := pidfile.Read(r.layout.PidFile(job, p))
+	return pid
+}
+
+// instances lists the live (not zombie) executables of JOB/PROC.
+func (r *rig) instances(job, p string) []int {
+	return scan(func(pid int, args []string) bool {
+		return slices.Contains(args, r.mark+"/"+job+"/"+p)
+	})
+}
+
+// scan lists the live processes whose arguments match.
+func scan(match func(pid int, args []string) bool) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || len(b) == 0 { // gone, or a zombie
+			continue
+		}
+		if match(pid, strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// once checks that JOB/PROC runs exactly once, as the pid file, the
+// status and the executable's parent agree, and returns its status.
+func (r *rig) once(job, p string) control.ProcessStatus {
+	r.t.Helper()
+	st := r.status(job, p)
+	got := r.instances(job, p)
+	if len(got) != 1 || st.State != "running" || got[0] != st.ExecPID || r.pidFile(job, p) != st.PID {
+		r.t.Fatalf("%s/%s: instances %v, status %+v, pid file %d", job, p, got, st, r.pidFile(job, p))
+	}
+	if ppid, _ := procinit.ParentOf(st.ExecPID); ppid != st.PID {
+		r.t.Fatalf("%s/%s: the executable %d is the child of %d, not of its init %d", job, p, st.ExecPID, ppid, st.PID)
+	}
+	return st
+}
+
+// noZombies checks that no process below the test (other than the test's
+// own children, which it reaps itself) is a zombie: every init reaps what
+// ends below it.
+func (r *rig) noZombies() {
+	r.t.Helper()
+	r.reap()
+	var walk func(pid int, top bool)
+	var zombies []string
+	walk = func(pid int, top bool) {
+		for _, c := range procinit.ChildrenOf(pid) {
+			if !top && state(c) == 'Z' {
+				zombies = append(zombies, fmt.Sprintf("%d (parent %d)", c, pid))
+			}
+			walk(c, false)
+		}
+	}
+	walk(os.Getpid(), true)
+	if len(zombies) > 0 {
+		r.t.Fatalf("zombies: %v", zombies)
+	}
+}
+
+func state(pid int) byte {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0
+	}
+	return b[i+2]
+}
+
+// reap waits for every child of the test that has ended and that no
+// exec.Cmd of the test waits for: the orphans re-parented to it.
+func (r *rig) reap() {
+	for _, c := range procinit.ChildrenOf(os.Getpid()) {
+		if !r.owned[c] {
+			var ws unix.WaitStatus
+			unix.Wait4(c, &ws, unix.WNOHANG, nil)
+		}
+	}
+}
+
+// orphansSettle checks what became of a killed daemon's children: each is
+// either an init named by a pid file of the root (the next daemon adopts
+// it) or exits (a spare init, an init whose start was cut short).
+func (r *rig) orphansSettle(kids []int) {
+	r.t.Helper()
+	named := map[int]bool{}
+	files, _ := filepath.Glob(filepath.Join(r.layout.Root(), "sys", "run", "bpm", "*", "*.pid"))
+	for _, f := range files {
+		if pid, err := pidfile.Read(f); err == nil {
+			named[pid] = true
+		}
+	}
+	for _, k := range kids {
+		if !named[k] {
+			r.waitGone(k)
+		}
+	}
+	r.reap()
+}
+
+// waitGone waits until pid has exited.
+func (r *rig) waitGone(pid int) {
+	r.t.Helper()
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return // already gone
+	}
+	defer unix.Close(fd)
+	deadline := time.Now().Add(testproc.Guard) // a failure guard
+	n, err := 0, unix.EINTR
+	for errors.Is(err, unix.EINTR) && time.Now().Before(deadline) {
+		n, err = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(time.Until(deadline).Milliseconds()))
+	}
+	if n < 1 {
+		args, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		r.t.Fatalf("process %d (%q) did not exit within %s", pid, args, testproc.Guard)
+	}
+}
+
+// killLeftovers kills whatever of the rig still runs once its daemon is
+// gone (after a failed test), and reaps it.
+func (r *rig) killLeftovers() {
+	for _, pid := range scan(func(pid int, args []string) bool {
+		return slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, r.mark+"/") }) ||
+			len(args) >= 2 && args[0] == r.self && args[1] == "init" && r.rootsInit(pid)
+	}) {
+		unix.Kill(pid, unix.SIGKILL)
+		r.waitGone(pid)
+	}
+	r.reap()
+}
+
+// rootsInit reports whether the init pid writes into this rig's logs.
+func (r *rig) rootsInit(pid int) bool {
+	out, _ := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "fd", "1"))
+	return strings.HasPrefix(out, r.layout.Root()+"/")
+}
