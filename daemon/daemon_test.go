@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +36,7 @@ type harness struct {
 	cancel context.CancelFunc
 	// leaveRunning starts the next daemon in VM mode (see Config.LeaveRunning).
 	leaveRunning bool
+	logger       *slog.Logger // the next daemon's Config.Log
 }
 
 func newHarness(t testing.TB) *harness {
@@ -79,7 +81,7 @@ func (h *harness) writeFile(job, content string) {
 func (h *harness) start(timing supervise.Timing) {
 	self, _ := os.Executable()
 	d, err := New(Config{Layout: h.layout, Init: self, InitEnv: []string{"GORACE=" + testproc.NoRaceExitDelay}, Timing: timing,
-		NoIsolation: true, LeaveRunning: h.leaveRunning})
+		NoIsolation: true, LeaveRunning: h.leaveRunning, Log: h.logger})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -239,9 +239,23 @@ func strMap(c *collector, n *yaml.Node, field string) map[string]string {
 		k, _ := scalar[string](c, p.key, field, "a string key")
 		sub := join(field, k)
 		c.lines[sub] = p.val.Line
-		out[k] = str(c, p.val, sub)
+		out[k] = secret(c, p.val, sub)
 	}
 	return out
+}
+
+// secret is str for a value that may be a secret (env, probe headers): its
+// errors never quote the value.
+func secret(c *collector, n *yaml.Node, field string) string {
+	r := resolve(n)
+	if isNull(r) || r.Kind != yaml.ScalarNode {
+		return str(c, n, field) // the error names only the kind
+	}
+	var s string
+	if err := r.Decode(&s); err != nil {
+		c.fail(n.Line, field, nil, "expected a string, got a %s value (not shown: it may be a secret)", r.ShortTag())
+	}
+	return s
 }
 
 // field decodes the value n at path into part of a T.

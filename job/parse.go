@@ -88,5 +88,10 @@ func syntaxError(err error) (int, string) {
 		line, _ := strconv.Atoi(m[1])
 		return line, msg[len(m[0]):]
 	}
-	return 0, strings.TrimPrefix(msg, "yaml: ")
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	if strings.HasPrefix(msg, "unknown anchor '") {
+		// The name is what followed a '*', perhaps an unquoted secret.
+		return 0, "unknown anchor referenced (a value that starts with * is an alias: quote it)"
+	}
+	return 0, msg
 }

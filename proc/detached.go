@@ -74,7 +74,7 @@ func (r *Runner) StartDetached(ctx context.Context) (int, error) {
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return 0, err // the init runs on: it may yet start the executable
+		return 0, err // the init gives up before the executable, or runs on after it
 	}
 	_ = s.cmd.Wait()
 	return 0, notStarted(exitFrom(procinit.Report{}, s.cmd.ProcessState))

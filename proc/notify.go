@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/vigil-bosh/vigil/health"
 	"github.com/vigil-bosh/vigil/procinit"
 )
@@ -33,8 +35,8 @@ func (r *Runner) prepareNotify(launch *procinit.Launch) (*health.NotifySocket, e
 			return nil, err
 		}
 		// The process's user must be able to send; the directory is the
-		// job's own.
-		if err := os.Chmod(path, 0o666); err != nil {
+		// job's own, so a symlink may replace the socket: never follow one.
+		if err := chmodSocket(path, 0o666); err != nil {
 			_ = s.Close()
 			return nil, fmt.Errorf("notify socket: %w", err)
 		}
@@ -45,6 +47,25 @@ func (r *Runner) prepareNotify(launch *procinit.Launch) (*health.NotifySocket, e
 		return s, nil
 	}
 	return nil, nil
+}
+
+// chmodSocket sets the mode of the socket at path, refusing anything else
+// there (a symlink above all): it changes the inode it opened (O_PATH,
+// O_NOFOLLOW) through /proc/self/fd, so the path is resolved only once.
+func chmodSocket(path string, mode uint32) error {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("stat %s: %w", path, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		return fmt.Errorf("refusing to chmod %s: not a socket", path)
+	}
+	return unix.Chmod("/proc/self/fd/"+strconv.Itoa(fd), mode)
 }
 
 // Ready receives true when the executable says it is ready and false when
