@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/vigil-bosh/vigil/metrics/metricstest"
 	"github.com/vigil-bosh/vigil/web"
 )
 
@@ -84,8 +85,8 @@ func TestDaemonServesThePage(t *testing.T) {
 	if strings.Contains(logged.String(), creds[0].Password) {
 		t.Fatal("the daemon logged the password")
 	}
-	get := func(user, pass string) (int, string) {
-		req, _ := http.NewRequestWithContext(t.Context(), "GET", url, nil)
+	get := func(user, pass string, path ...string) (int, string) {
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", url+strings.Join(path, ""), nil)
 		if user != "" {
 			req.SetBasicAuth(user, pass)
 		}
@@ -102,5 +103,23 @@ func TestDaemonServesThePage(t *testing.T) {
 	}
 	if code, page := get(creds[0].User, creds[0].Password); code != http.StatusOK || !strings.Contains(page, `data-job="web" data-process="a"`) {
 		t.Fatalf("with credentials: %d\n%s", code, page)
+	}
+	// The Prometheus metrics on the same listener, behind the same
+	// credentials, fed by the daemon: its process is up, and the status
+	// request made above went through the control API's observer.
+	if code, _ := get("", "", "metrics"); code != http.StatusUnauthorized {
+		t.Fatalf("/metrics without credentials: %d", code)
+	}
+	c.status() // through the control socket, as `vigil status --json`
+	fams := metricstest.Scrape(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		code, body := get(creds[0].User, creds[0].Password, "metrics")
+		w.WriteHeader(code)
+		io.WriteString(w, body)
+	}))
+	if up, ok := metricstest.Value(fams, "vigil_process_up", "job", "web", "process", "a"); !ok || up != 1 {
+		t.Fatalf("vigil_process_up{web/a} = %v (present %v)", up, ok)
+	}
+	if n, _ := metricstest.Value(fams, "vigil_control_request_duration_seconds", "route", "GET /v1/status"); n < 1 {
+		t.Fatalf("control API requests observed: %v", n)
 	}
 }
