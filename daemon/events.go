@@ -62,6 +62,15 @@ func (h *eventHub) observe(st supervise.Status) {
 	}
 }
 
+// forget drops what observe keeps of id, whose supervisor has ended (a
+// reload removed it), so that what the hub keeps does not grow with every
+// name ever supervised.
+func (h *eventHub) forget(id supervise.ID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.seen, id)
+}
+
 // publish sends an event that no status change carries (a configuration error).
 func (h *eventHub) publish(ev control.Event) {
 	if ev.Time.IsZero() {

@@ -190,7 +190,10 @@ func (d *Daemon) removeAll(ctx context.Context, ids []supervise.ID) error {
 	errs := make([]error, len(ids))
 	var wg sync.WaitGroup
 	for i, id := range ids {
-		wg.Go(func() { errs[i] = d.tree.Remove(ctx, id) })
+		wg.Go(func() {
+			errs[i] = d.tree.Remove(ctx, id) // its supervisor has ended either way
+			d.events.forget(id)
+		})
 	}
 	wg.Wait()
 	return errors.Join(errs...)

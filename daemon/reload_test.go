@@ -51,6 +51,12 @@ func TestReloadRestartsOnlyWhatChanged(t *testing.T) {
 	if len(st.Processes) != 3 {
 		t.Fatalf("processes after reload: %+v", st.Processes)
 	}
+	h.d.events.mu.Lock()
+	_, kept := h.d.events.seen[supervise.ID{Job: "b", Process: "b"}]
+	h.d.events.mu.Unlock()
+	if kept {
+		t.Fatal("the event hub still keeps the removed process b/b")
+	}
 }
 
 // TestReloadKeepsRunningOnBadConfig breaks a running job's bpm.yml in two
