@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -63,16 +65,40 @@ func (d *Daemon) fillUsage(ps []control.ProcessStatus) {
 	}
 }
 
+// FillUsage sets the Usage of every running process in ps that has a pid
+// file pid (its init), from a fresh pass over /proc: for back ends that
+// know the init but not the executable (systemd's units).
+func FillUsage(ps []control.ProcessStatus) error {
+	if !slices.ContainsFunc(ps, func(p control.ProcessStatus) bool { return p.State == "running" && p.PID != 0 }) {
+		return nil
+	}
+	snap, err := procstat.Scan()
+	if err != nil {
+		return fmt.Errorf("usage: %w", err)
+	}
+	for i := range ps {
+		if ps[i].State == "running" && ps[i].PID != 0 {
+			ps[i].Usage = usageOf(snap, ps[i].PID, ps[i].ExecPID)
+		}
+	}
+	return nil
+}
+
 // usageOf sums a process's use. Under an init (pid, distinct from the
 // executable's), that is every child of the init and its descendants:
 // the executable and any orphans the init has adopted (it is a subreaper),
 // not the init itself. A process without an init (a monit program) is the
-// executable's tree. Open descriptors are the executable's.
+// executable's tree. Open descriptors are the executable's (when execPID
+// is unknown, those of the init's only child, if it has one).
 func usageOf(snap *procstat.Snapshot, pid, execPID int) *control.Usage {
 	var u procstat.Usage
 	if pid != 0 && pid != execPID {
-		for _, c := range snap.Children(pid) {
+		children := snap.Children(pid)
+		for _, c := range children {
 			u = u.Add(snap.Tree(c))
+		}
+		if execPID == 0 && len(children) == 1 {
+			execPID = children[0]
 		}
 	} else {
 		u = snap.Tree(execPID)
@@ -80,6 +106,9 @@ func usageOf(snap *procstat.Snapshot, pid, execPID int) *control.Usage {
 	if u.Processes == 0 {
 		return nil
 	}
-	fds, _ := procstat.OpenFDs(execPID) // zero if it ended since the scan
+	var fds int
+	if execPID != 0 {
+		fds, _ = procstat.OpenFDs(execPID) // zero if it ended since the scan
+	}
 	return &control.Usage{CPUSeconds: u.CPUSeconds, RSSBytes: u.RSSBytes, OpenFDs: fds, Processes: u.Processes}
 }

@@ -1,6 +1,9 @@
 package daemon
 
 import (
+	"bufio"
+	"os/exec"
+	"syscall"
 	"testing"
 
 	"github.com/vigil-bosh/vigil/control"
@@ -29,5 +32,37 @@ func TestStatusUsage(t *testing.T) {
 	}
 	if u := h.status("web", "server").Usage; u != nil {
 		t.Fatalf("a stopped process uses %+v", u)
+	}
+}
+
+// TestFillUsageUnderAnInit: with only the init's pid known (the systemd
+// back end), the use is that of the init's children, and the descriptors
+// are those of its only child.
+func TestFillUsageUnderAnInit(t *testing.T) {
+	initProc := exec.Command("sh", "-c", "sleep 1000 & echo forked; wait")
+	initProc.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // killed as a group
+	out, err := initProc.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := initProc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-initProc.Process.Pid, syscall.SIGKILL); initProc.Wait() })
+	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "forked\n" {
+		t.Fatalf("read %q", line)
+	}
+	ps := []control.ProcessStatus{
+		{Job: "j", Process: "up", State: "running", PID: initProc.Process.Pid},
+		{Job: "j", Process: "down", State: "stopped"},
+	}
+	if err := FillUsage(ps); err != nil {
+		t.Fatal(err)
+	}
+	if u := ps[0].Usage; u == nil || u.Processes != 1 || u.RSSBytes <= 0 || u.OpenFDs < 3 {
+		t.Fatalf("usage below the init: %+v", u)
+	}
+	if ps[1].Usage != nil {
+		t.Fatalf("a stopped process has usage %+v", ps[1].Usage)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/daemon"
 	"github.com/vigil-bosh/vigil/job"
 	"github.com/vigil-bosh/vigil/pidfile"
 )
@@ -33,6 +34,9 @@ type Config struct {
 	// offers no change stream without D-Bus); zero means 2 s. Status never
 	// waits for it.
 	Poll time.Duration
+	// ControlOptions are passed to the control server (e.g. a request
+	// observer for the metrics).
+	ControlOptions []control.ServeOption
 }
 
 // Driver runs the jobs as systemd units. It implements control.Manager.
@@ -100,7 +104,7 @@ func (d *Driver) Run(ctx context.Context) error {
 	}
 	d.started = time.Now()
 	served := make(chan error, 1)
-	go func() { served <- control.Serve(ctx, ln, d, 5*time.Second) }()
+	go func() { served <- control.Serve(ctx, ln, d, 5*time.Second, d.cfg.ControlOptions...) }()
 	if _, err := d.Reload(ctx); err != nil {
 		d.log.Error("initial load", "error", err)
 	}
@@ -266,11 +270,15 @@ func (d *Driver) Status(ctx context.Context) (control.Status, error) {
 	if err != nil {
 		return st, control.Errorf(control.ErrFailed, "%v", err)
 	}
-	snap := map[string]control.ProcessStatus{}
 	for _, s := range cur.services {
-		ps := d.processStatus(s, states[s.unit])
-		st.Processes = append(st.Processes, ps)
-		snap[s.job+"/"+s.proc] = ps
+		st.Processes = append(st.Processes, d.processStatus(s, states[s.unit]))
+	}
+	if err := daemon.FillUsage(st.Processes); err != nil {
+		d.log.Debug("usage", "error", err)
+	}
+	snap := map[string]control.ProcessStatus{}
+	for _, ps := range st.Processes {
+		snap[ps.Job+"/"+ps.Process] = ps
 	}
 	d.snap.Store(&snap)
 	return st, nil

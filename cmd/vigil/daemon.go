@@ -65,8 +65,17 @@ func serveSystemd(cfg daemon.Config, unitDir, systemctl string, page httpOptions
 	if err != nil {
 		return err
 	}
-	d := systemd.New(systemd.Config{Layout: cfg.Layout, Jobs: cfg.Jobs, UnitDir: unitDir,
-		Systemctl: systemctl, Units: systemd.Options{Vigil: self}, Version: cfg.Version, Log: cfg.Log})
+	scfg := systemd.Config{Layout: cfg.Layout, Jobs: cfg.Jobs, UnitDir: unitDir,
+		Systemctl: systemctl, Units: systemd.Options{Vigil: self}, Version: cfg.Version, Log: cfg.Log}
+	var m *metrics.Metrics
+	if page.addr != "" { // the metrics without events: systemd keeps no stream of them here
+		m = metrics.New()
+		scfg.ControlOptions = []control.ServeOption{control.WithRequestObserver(m.ObserveRequest)}
+	}
+	d := systemd.New(scfg)
+	if m != nil {
+		page.metrics = m.Handler(d)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	cfg.Log.Info("backend systemd", "units", unitDir)
