@@ -68,14 +68,7 @@ func mountOne(root string, m Mount) error {
 		}
 		return nil
 	case KindBind:
-		fi, err := os.Stat(m.Source)
-		if err != nil {
-			return fmt.Errorf("mount %s: %w", m.Dest, err)
-		}
-		if err := mountPoint(dest, fi.IsDir()); err != nil {
-			return fmt.Errorf("mount %s: %w", m.Dest, err)
-		}
-		if err := unix.Mount(m.Source, dest, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		if err := bind(m.Source, dest); err != nil {
 			return fmt.Errorf("mount %s: %w", m.Dest, err)
 		}
 		if err := setAttr(dest, attrs(m)); err != nil {
@@ -104,6 +97,30 @@ func mountOne(root string, m Mount) error {
 		return fmt.Errorf("mount %s %s: %w", m.Kind, m.Dest, err)
 	}
 	return nil
+}
+
+// bind binds source onto dest (created as a directory or a file to match).
+// The source is opened by openSource, so a symlink that the job's user
+// planted on its path is refused, and the descriptor is what gets mounted:
+// nothing can swap the path between the check and the mount.
+func bind(source, dest string) error {
+	fd, err := openSource(source)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("stat %s: %w", source, err)
+	}
+	if err := mountPoint(dest, st.Mode&unix.S_IFMT == unix.S_IFDIR); err != nil {
+		return err
+	}
+	src, err := fdPath(fd, &st)
+	if err != nil {
+		return fmt.Errorf("%s: %w", source, err)
+	}
+	return unix.Mount(src, dest, "", unix.MS_BIND|unix.MS_REC, "")
 }
 
 // mountPoint creates dest as a directory or an empty file.

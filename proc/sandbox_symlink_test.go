@@ -1,0 +1,117 @@
+package proc
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vigil-bosh/vigil/internal/testproc"
+	"github.com/vigil-bosh/vigil/job"
+)
+
+// TestSandboxPlantedVolumeSymlinkRefused: the job's user replaces a
+// writable additional volume (a directory it owns) with a symlink to a
+// directory it must never reach. The next start fails, naming the link and
+// its owner, and the victim is never mounted; once the volume is a
+// directory again, the job starts and writes there.
+func TestSandboxPlantedVolumeSymlinkRefused(t *testing.T) {
+	s := newSandboxed(t)
+	l := s.layout
+	victim := filepath.Join(l.Root(), "victim")
+	marker := filepath.Join(victim, "marker")
+	if err := os.MkdirAll(victim, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(marker, []byte("root's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vol := filepath.Join(l.DataDir("job"), "foo")
+	if err := os.MkdirAll(l.DataDir("job"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, vol); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(vol, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	p := s.process("vol", "inspect", testproc.EnvWrite+"="+vol+"/x", testproc.EnvList+"="+vol)
+	p.AdditionalVolumes = []job.Volume{{Path: vol, Writable: true}}
+
+	_, pr := s.start(p)
+	ev := next(t, pr)
+	if ev.Running {
+		see := s.see(nil)
+		t.Fatalf("started through a planted symlink: it lists %q and writing gives %q",
+			see["list "+vol], see["write "+vol+"/x"])
+	}
+	// The start hands the volume to the job's user (lchown, which changes
+	// the link itself): its owner is that user either way.
+	want := fmt.Sprintf("mount %s: %s is a symlink owned by uid %d: not followed", vol, vol, s.uid)
+	if !strings.Contains(ev.Exit.Err, want) {
+		t.Errorf("start failed with %q, want it to say %q", ev.Exit.Err, want)
+	}
+	t.Logf("refused: %s", ev.Exit.Err)
+	assertVictimUntouched(t, victim)
+
+	if err := os.Remove(vol); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(vol, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, pr = s.start(p)
+	see := s.see(pr)
+	if got := see["write "+vol+"/x"]; got != "ok" {
+		t.Errorf("writing into the volume: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(vol, "x")); err != nil {
+		t.Errorf("the write did not land in the volume: %v", err)
+	}
+	assertVictimUntouched(t, victim)
+	s.exitOf(pr)
+}
+
+func assertVictimUntouched(t *testing.T, victim string) {
+	t.Helper()
+	entries, err := os.ReadDir(victim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Name() != "marker" {
+		t.Errorf("the victim directory holds %v, want only its marker", entries)
+	}
+	if b, err := os.ReadFile(filepath.Join(victim, "marker")); err != nil || string(b) != "root's" {
+		t.Errorf("the victim's marker holds %q (%v)", b, err)
+	}
+}
+
+// TestSandboxRootOwnedSymlinkSourceFollowed: BOSH lays a job's directory
+// out as a root-owned symlink (jobs/JOB -> data/jobs/JOB/HASH); a bind
+// source through such a link still mounts, and the job sees its files.
+func TestSandboxRootOwnedSymlinkSourceFollowed(t *testing.T) {
+	s := newSandboxed(t)
+	l := s.layout
+	real := filepath.Join(l.Root(), "data", "jobs", "job", "0123abcd")
+	if err := os.MkdirAll(filepath.Join(real, "config"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(real, "config", "job.yml"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(l.JobDir("job")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, l.JobDir("job")); err != nil {
+		t.Fatal(err)
+	}
+	p := s.process("linked", "inspect", testproc.EnvList+"="+l.JobDir("job")+"/config")
+	_, pr := s.start(p)
+	see := s.see(pr)
+	if got := see["list "+l.JobDir("job")+"/config"]; got != "job.yml" {
+		t.Errorf("the job directory lists %q, want job.yml", got)
+	}
+	s.exitOf(pr)
+}
