@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,8 +39,26 @@ func TestSandboxPlantedVolumeSymlinkRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := s.process("vol", "inspect", testproc.EnvWrite+"="+vol+"/x", testproc.EnvList+"="+vol)
-	p.AdditionalVolumes = []job.Volume{{Path: vol, Writable: true}}
 
+	// Refused twice over: on the host, where the start hands the volume
+	// over (so nothing is created, chmodded or chowned through the link),
+	// and, for a mount_only volume that is not handed over, in the helper
+	// that mounts it.
+	p.AdditionalVolumes = []job.Volume{{Path: vol, Writable: true}}
+	self, _ := os.Executable()
+	r := NewRunner(p, Options{Layout: l, Init: self, InitEnv: []string{"GORACE=" + testproc.NoRaceExitDelay}, User: s.user})
+	owned := fmt.Sprintf("%s is a symlink owned by uid 65534: not followed", vol)
+	if pr, err := r.Start(context.Background()); err == nil {
+		pr.ForceKill()
+		for range pr.Events() {
+		}
+		t.Fatal("started with a planted symlink as its volume")
+	} else if !strings.Contains(err.Error(), "failed to create volume "+vol+": "+owned) {
+		t.Errorf("start failed with %q, want it to say %q", err, owned)
+	}
+	assertVictimUntouched(t, victim)
+
+	p.AdditionalVolumes = []job.Volume{{Path: vol, Writable: true, MountOnly: true}}
 	_, pr := s.start(p)
 	ev := next(t, pr)
 	if ev.Running {
@@ -47,15 +66,13 @@ func TestSandboxPlantedVolumeSymlinkRefused(t *testing.T) {
 		t.Fatalf("started through a planted symlink: it lists %q and writing gives %q",
 			see["list "+vol], see["write "+vol+"/x"])
 	}
-	// The start hands the volume to the job's user (lchown, which changes
-	// the link itself): its owner is that user either way.
-	want := fmt.Sprintf("mount %s: %s is a symlink owned by uid %d: not followed", vol, vol, s.uid)
-	if !strings.Contains(ev.Exit.Err, want) {
+	if want := "mount " + vol + ": " + owned; !strings.Contains(ev.Exit.Err, want) {
 		t.Errorf("start failed with %q, want it to say %q", ev.Exit.Err, want)
 	}
 	t.Logf("refused: %s", ev.Exit.Err)
 	assertVictimUntouched(t, victim)
 
+	p.AdditionalVolumes = []job.Volume{{Path: vol, Writable: true}}
 	if err := os.Remove(vol); err != nil {
 		t.Fatal(err)
 	}

@@ -43,21 +43,38 @@ func Prepare(l boshpath.Layout, p job.Process, s Spec) error {
 		if v.MountOnly {
 			continue
 		}
-		if err := os.MkdirAll(v.Path, 0o700); err != nil {
-			return fmt.Errorf("failed to create volume %s: %w", v.Path, err)
+		if err := handOver(v.Path, s.OwnerUID, s.OwnerGID); err != nil {
+			return err
 		}
-		fi, err := os.Lstat(v.Path)
+	}
+	return nil
+}
+
+// handOver creates the volume at path (as bpm does: mode 0700) and gives
+// it to uid:gid, through descriptors: a symlink the job planted in the
+// path (see openSource) is refused, never followed, so no host file is
+// created, chmodded or chowned through it.
+func handOver(path string, uid, gid int) error {
+	fd, err := openCreating(path)
+	if err != nil {
+		return fmt.Errorf("failed to create volume %s: %w", path, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("failed to create volume %s: %w", path, err)
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		p, err := fdPath(fd, &st)
+		if err == nil {
+			err = os.Chmod(p, 0o700) // an O_PATH descriptor takes no fchmod
+		}
 		if err != nil {
-			return fmt.Errorf("failed to create volume %s: %w", v.Path, err)
+			return fmt.Errorf("failed to chmod volume %s: %w", path, err)
 		}
-		if fi.IsDir() {
-			if err := os.Chmod(v.Path, 0o700); err != nil {
-				return fmt.Errorf("failed to chmod volume %s: %w", v.Path, err)
-			}
-		}
-		if err := os.Lchown(v.Path, s.OwnerUID, s.OwnerGID); err != nil {
-			return fmt.Errorf("failed to chown volume %s: %w", v.Path, err)
-		}
+	}
+	if err := unix.Fchownat(fd, "", uid, gid, unix.AT_EMPTY_PATH); err != nil {
+		return fmt.Errorf("failed to chown volume %s: %w", path, err)
 	}
 	return nil
 }
@@ -66,9 +83,11 @@ func Prepare(l boshpath.Layout, p job.Process, s Spec) error {
 // itself first when it is not a mount point. Doing nothing when it already
 // is one keeps restarts from stacking mounts.
 func share(path string) error {
-	if _, err := os.Stat(path); err != nil {
+	fd, err := openSource(path) // never through a planted symlink
+	if err != nil {
 		return fmt.Errorf("shared volume %s: %w", path, err)
 	}
+	unix.Close(fd)
 	mounted, err := isMountPoint(path)
 	if err != nil {
 		return err

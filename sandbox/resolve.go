@@ -20,7 +20,14 @@ const maxLinks = 40
 // descriptor of the directory reached, so swapping a path component while
 // the walk runs achieves nothing. ".." is taken physically, from the
 // directory reached. The caller closes the descriptor.
-func openSource(path string) (int, error) {
+func openSource(path string) (int, error) { return walk(path, false) }
+
+// openCreating is openSource that creates each missing directory on the
+// way (mode 0700, owned by the caller) in the directory reached, so that
+// nothing is created through a link a job planted.
+func openCreating(path string) (int, error) { return walk(path, true) }
+
+func walk(path string, create bool) (int, error) {
 	if !filepath.IsAbs(path) {
 		return -1, fmt.Errorf("%s is not an absolute path", path)
 	}
@@ -39,6 +46,11 @@ func openSource(path string) (int, error) {
 			continue
 		}
 		next, err := unix.Openat(fd, name, flags, 0)
+		if err == unix.ENOENT && create && name != ".." {
+			if err = unix.Mkdirat(fd, name, 0o700); err == nil || err == unix.EEXIST {
+				next, err = unix.Openat(fd, name, flags, 0)
+			}
+		}
 		if err != nil {
 			unix.Close(fd)
 			return -1, &os.PathError{Op: "open", Path: filepath.Join(at, name), Err: err}
