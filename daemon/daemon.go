@@ -55,8 +55,9 @@ type Daemon struct {
 	pool    *proc.Pool // spare inits for fast restarts; set by Run
 	started time.Time
 	changes notifier
-	events  eventHub   // status changes as events: see events.go
-	usage   usageCache // the latest pass over /proc: see usage.go
+	events  eventHub     // status changes as events: see events.go
+	usage   usageCache   // the latest pass over /proc: see usage.go
+	stopped stoppedState // what operators stopped, across restarts: see stopped.go
 
 	// mu orders configuration changes against actions: Reload and shutdown
 	// hold it to write, Act holds it to read while it sends its commands.

@@ -52,6 +52,7 @@ func (d *Daemon) Act(ctx context.Context, req control.ActionRequest) ([]control.
 	if err != nil {
 		return nil, err
 	}
+	d.rememberAction(verb, sups)
 	replies := make([]<-chan supervise.Status, len(sups))
 	d.mu.RLock()
 	if d.closing {

@@ -109,14 +109,18 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 	}
 	err := d.removeAll(ctx, stop)
 	unmonitored := d.readMonitState()
-	var toStart []supervise.ID
+	var stopped map[supervise.ID]bool // what an operator stopped (see stopped.go)
+	if next.monit == nil {
+		stopped = d.readStopped()
+	}
+	var toStart, finishStop []supervise.ID
 	for _, id := range start {
 		if _, ok := d.tree.Get(id); ok {
 			continue // its stop failed: it keeps running as it was
 		}
 		keepDown := next.monit != nil && (unmonitored[strings.ToLower(next.monit.serviceOf(id))] ||
 			next.monit.mode(id) == "manual")
-		if !keepDown {
+		if !keepDown && !stopped[id] {
 			toStart = append(toStart, id)
 		}
 		if svc := programOf(next, id); svc != nil {
@@ -139,6 +143,9 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 		if p, aerr := proc.Adopt(d.cfg.Layout, id.Job, id.Process); aerr == nil {
 			scfg.Adopt = p
 			d.log.Info("adopted", "process", id.String(), "pid", p.PID())
+			if stopped[id] { // a stop its daemon did not live to finish
+				finishStop = append(finishStop, id)
+			}
 		}
 		scfg.Unmonitored = keepDown
 		if _, aerr := d.tree.Add(scfg); aerr != nil {
@@ -151,6 +158,14 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 	res.Problems = next.problems
 	d.cur.Store(next)
 	d.changes.notify()
+	for _, id := range finishStop {
+		if s, ok := d.tree.Get(id); ok {
+			d.log.Info("finishing the stop of an adopted process", "process", id.String())
+			if _, serr := s.Send(ctx, supervise.VerbStop); serr != nil { // settles on its own
+				err = errors.Join(err, fmt.Errorf("stop %s: %w", id, serr))
+			}
+		}
+	}
 	if next.monit == nil {
 		return res, errors.Join(err, d.startWaves(ctx, next.deps, toStart))
 	}
