@@ -101,7 +101,8 @@ func TestStopLadder(t *testing.T) {
 	defer it.Close()
 	stopped := make(chan error, 1)
 	go func() {
-		stopped <- it.Stop(syscall.SIGTERM, supervise.Timing{StopTimeout: 50 * time.Millisecond, QuitTimeout: 50 * time.Millisecond})
+		// QuitTimeout: time for the child to report the ignored QUIT before the kill.
+		stopped <- it.Stop(syscall.SIGTERM, supervise.Timing{StopTimeout: 50 * time.Millisecond, QuitTimeout: time.Second})
 	}()
 	f.rep.Expect(t, "signal TERM")
 	f.rep.Expect(t, "signal QUIT")
