@@ -1,9 +1,6 @@
 package daemon
 
 import (
-	"bufio"
-	"os/exec"
-	"syscall"
 	"testing"
 
 	"github.com/vigil-bosh/vigil/control"
@@ -37,24 +34,16 @@ func TestStatusUsage(t *testing.T) {
 
 // TestFillUsageUnderAnInit: with only the init's pid known (the systemd
 // back end), the use is that of the init's children, and the descriptors
-// are those of its only child.
+// are those of its only child, the executable.
 func TestFillUsageUnderAnInit(t *testing.T) {
-	initProc := exec.Command("sh", "-c", "sleep 1000 & echo forked; wait")
-	initProc.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // killed as a group
-	out, err := initProc.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := initProc.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { syscall.Kill(-initProc.Process.Pid, syscall.SIGKILL); initProc.Wait() })
-	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "forked\n" {
-		t.Fatalf("read %q", line)
-	}
+	h := newHarness(t)
+	h.writeJob("web", pr{"server", "serve", nil})
+	h.start(supervise.Timing{})
+	h.rep.Expect(t, "ready")
+	st := h.status("web", "server")
 	ps := []control.ProcessStatus{
-		{Job: "j", Process: "up", State: "running", PID: initProc.Process.Pid},
-		{Job: "j", Process: "down", State: "stopped"},
+		{Job: "web", Process: "server", State: "running", PID: st.PID}, // no ExecPID
+		{Job: "web", Process: "down", State: "stopped"},
 	}
 	if err := FillUsage(ps); err != nil {
 		t.Fatal(err)
