@@ -47,7 +47,7 @@ func TestSetupRendersValidJobs(t *testing.T) {
 			if !slices.Equal(names, tt.wantJobs) {
 				t.Fatalf("jobs %v, want %v", names, tt.wantJobs)
 			}
-			if (len(r.Skipped) == 0) != slices.Contains(names, "web") {
+			if (len(r.Skipped) == 0) != slices.Contains(names, "web") || r.Web != slices.Contains(names, "web") {
 				t.Fatalf("skipped %v", r.Skipped)
 			}
 			if slices.Contains(names, "web") {

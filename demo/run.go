@@ -95,7 +95,7 @@ func draw(o Options, d *daemon.Daemon, logPath string, page *web.Page) {
 	for _, s := range o.Root.Skipped {
 		fmt.Fprintln(o.Out, "skipped:", s)
 	}
-	if len(o.Root.Skipped) == 0 {
+	if o.Root.Web {
 		fmt.Fprintf(o.Out, "web:        curl http://127.0.0.1:%d/\n", o.Root.WebPort)
 	}
 	fmt.Fprintf(o.Out, "page:       %s   (user:password in %s)\n", page.URL(), page.CredentialsFile)

@@ -23,6 +23,7 @@ import (
 type Root struct {
 	Layout  boshpath.Layout
 	WebPort int      // the loopback port the web job listens on
+	Web     bool     // the web job is included
 	Skipped []string // one line per thing left out, with the reason
 }
 
@@ -45,6 +46,7 @@ func Setup(dir, webBinary string) (*Root, error) {
 			haveWeb = false
 		}
 	}
+	r.Web = haveWeb
 	if !haveWeb {
 		r.Skipped = append(r.Skipped, "web job: build examples/web next to vigil (see README) to include it")
 	}
