@@ -67,10 +67,13 @@ func workdirOf(p job.Process, l boshpath.Layout) string {
 	return l.JobDir(p.Job)
 }
 
-// restartPolicy lays the process's restart key over the daemon's default.
-func restartPolicy(base restart.Policy, r job.RestartSpec) restart.Policy {
+// RestartPolicy lays a process's restart key over a default policy (the
+// daemon's; the systemd back end's, which maps what systemd can express).
+func RestartPolicy(base restart.Policy, r job.RestartSpec) restart.Policy {
 	p := base
 	switch r.Policy {
+	case "always":
+		p.Mode = restart.Always
 	case "on-failure":
 		p.Mode = restart.OnFailure
 	case "never":

@@ -240,7 +240,7 @@ func (d *Daemon) startAll(ctx context.Context, ids []supervise.ID) error {
 func (d *Daemon) supervisorConfig(id supervise.ID, p job.Process, r *proc.Runner) supervise.Config {
 	t := d.cfg.Timing
 	t.StopSignal = p.ShutdownSignal
-	t.Restart = restartPolicy(t.Restart, p.Restart)
+	t.Restart = RestartPolicy(t.Restart, p.Restart)
 	t.Health.Notify = p.Health.Notify != ""
 	return supervise.Config{ID: id, Timing: t, Runner: r, OnChange: d.onChange,
 		Probes: ProbesOf(p, d.cfg.Layout, r.Enter), OnLimit: d.limitExec(id, p.Restart.Limit.Exec, p.Environ(d.cfg.Layout))}

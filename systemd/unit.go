@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/daemon"
 	"github.com/vigil-bosh/vigil/job"
 	"github.com/vigil-bosh/vigil/restart"
 )
@@ -96,7 +97,7 @@ func Service(l boshpath.Layout, j *job.Job, p job.Process, o Options) Unit {
 		kv("After", ServiceName(d.Job, d.Process))
 		kv("Requires", ServiceName(d.Job, d.Process))
 	}
-	pol := policy(o.Restart, p.Restart)
+	pol := daemon.RestartPolicy(o.Restart, p.Restart) // systemd maps the mode, first delay and limit
 	switch lim := pol.Limit; {
 	case lim.Count > 0 && lim.Within > 0:
 		kv("StartLimitIntervalSec", seconds(lim.Within))
@@ -185,26 +186,6 @@ func limits(kv func(k, v string), lim job.Limits) {
 	if lim.CPUSet != "" {
 		kv("AllowedCPUs", lim.CPUSet)
 	}
-}
-
-// policy lays a process's restart key over the default policy: the parts
-// systemd can express (mode, first delay, limit).
-func policy(base restart.Policy, r job.RestartSpec) restart.Policy {
-	switch r.Policy {
-	case "on-failure":
-		base.Mode = restart.OnFailure
-	case "never":
-		base.Mode = restart.Never
-	case "always":
-		base.Mode = restart.Always
-	}
-	if r.Backoff.Initial > 0 {
-		base.Initial = r.Backoff.Initial
-	}
-	if r.Limit.Count > 0 {
-		base.Limit = restart.Limit{Count: r.Limit.Count, Within: r.Limit.Within}
-	}
-	return base
 }
 
 // restartMode maps which exits are restarted. systemd's on-failure also
