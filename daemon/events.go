@@ -47,19 +47,22 @@ type subscriber struct {
 	lost int // events dropped since the last one delivered
 }
 
-// observe derives the events of st (a supervisor's new status) and sends them.
-func (h *eventHub) observe(st supervise.Status) {
+// observe derives the events of st (a supervisor's new status) and sends
+// them. It returns the status observed before st (zero at first sight).
+func (h *eventHub) observe(st supervise.Status) (prev supervise.Status) {
 	now := time.Now()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.seen == nil {
 		h.seen = map[supervise.ID]tracked{}
 	}
+	prev = h.seen[st.ID].last
 	t, evs := derive(h.seen[st.ID], st, now)
 	h.seen[st.ID] = t
 	for _, ev := range evs {
 		h.sendLocked(ev)
 	}
+	return prev
 }
 
 // forget drops what observe keeps of id, whose supervisor has ended (a

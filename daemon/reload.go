@@ -246,19 +246,28 @@ func (d *Daemon) supervisorConfig(id supervise.ID, p job.Process, r *proc.Runner
 		Probes: ProbesOf(p, d.cfg.Layout, r.Enter), OnLimit: d.limitExec(id, p.Restart.Limit.Exec, p.Environ(d.cfg.Layout))}
 }
 
-// onChange runs on a supervisor's goroutine after each change: it logs
-// state changes and wakes the watchers. It never blocks on them.
+// onChange runs on a supervisor's goroutine after each change: it derives
+// the events, logs a change of state, pid or last exit (a probe result
+// alone, published at every period, is not logged), and wakes the
+// watchers. It never blocks on them.
 func (d *Daemon) onChange(st supervise.Status) {
-	args := []any{"process", st.ID.String(), "state", st.State.String()}
-	if st.PID != 0 {
-		args = append(args, "pid", st.PID)
+	prev := d.events.observe(st)
+	if prev.ID != st.ID || prev.State != st.State || prev.PID != st.PID || !sameExit(prev.LastExit, st.LastExit) {
+		args := []any{"process", st.ID.String(), "state", st.State.String()}
+		if st.PID != 0 {
+			args = append(args, "pid", st.PID)
+		}
+		if st.LastExit != nil && (st.State == supervise.Backoff || st.State == supervise.Failed ||
+			st.State == supervise.Starting || st.State == supervise.Stopped) {
+			args = append(args, "last_exit", st.LastExit.String())
+		}
+		d.log.Info("state", args...)
 	}
-	if st.LastExit != nil && (st.State == supervise.Backoff || st.State == supervise.Failed ||
-		st.State == supervise.Starting || st.State == supervise.Stopped) {
-		args = append(args, "last_exit", st.LastExit.String())
-	}
-	d.log.Info("state", args...)
-	d.events.observe(st)
 	d.monitEvent(st)
 	d.changes.notify()
+}
+
+// sameExit reports whether a and b describe the same exit (or none).
+func sameExit(a, b *supervise.Exit) bool {
+	return a == b || a != nil && b != nil && *a == *b
 }
