@@ -41,7 +41,7 @@ func Follow(ctx context.Context, path string, from int64, emit func(line string)
 		return err
 	}
 	defer in.Close()
-	fw := &follower{path: path, base: filepath.Base(path), in: in, emit: emit, fileWatch: -1}
+	fw := &follower{path: path, base: filepath.Base(path), in: in, emit: emit, fileWatch: -1, buf: make([]byte, 32<<10)}
 	fw.dirWatch, err = fw.watch(filepath.Dir(path), unix.IN_CREATE|unix.IN_MOVED_TO|unix.IN_MOVED_FROM|
 		unix.IN_DELETE|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_ONLYDIR)
 	if err != nil {
@@ -91,6 +91,7 @@ type follower struct {
 	f          *os.File // the file being read, nil while there is none
 	off        int64    // next byte of f to read
 	partial    []byte   // the start of a line whose newline has not come yet
+	buf        []byte   // drain's read buffer, reused at every wake-up
 	emit       func(string) error
 }
 
@@ -199,7 +200,7 @@ func (fw *follower) replaced() (bool, error) {
 
 // drain reads f from off to its end, emitting each complete line.
 func (fw *follower) drain(ctx context.Context) error {
-	buf := make([]byte, 32<<10)
+	buf := fw.buf
 	for ctx.Err() == nil {
 		st, err := fw.f.Stat()
 		if err != nil {

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sys/unix"
@@ -58,8 +59,14 @@ func (c *processCollector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
+// statusTimeout bounds the status a scrape reads (under the systemd back
+// end it runs systemctl): a hung source never piles up scrapes.
+const statusTimeout = 10 * time.Second
+
 func (c *processCollector) Collect(ch chan<- prometheus.Metric) {
-	st, err := c.src.Status(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
+	defer cancel()
+	st, err := c.src.Status(ctx)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.d.up, err)
 		return

@@ -128,7 +128,9 @@ func TestActionsRefusedAcrossSites(t *testing.T) {
 // again after a process changes.
 func TestEventsFollowChanges(t *testing.T) {
 	ld := startDaemon(t)
-	_, ts := serve(t, ld.d, ld.layout)
+	// No periodic refresh within the test: only the change can bring the
+	// stopped status.
+	_, ts := serve(t, ld.d, ld.layout, func(c *Config) { c.Refresh = time.Hour })
 	es := openEvents(t, ts)
 	running := `data-process="server" data-state="running"`
 	es.waitEvent(t, "the first status", func(d string) bool { return strings.Contains(d, running) })

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/job"
@@ -185,12 +186,14 @@ type followedLine struct {
 // follow prints the lines added to the files from the offsets ends on,
 // until ctx is done (Ctrl-C: not an error) or following a file fails.
 func (p *logPrinter) follow(ctx context.Context, ends []int64) error {
+	var followers sync.WaitGroup
+	defer followers.Wait()
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // the followers end with it
+	defer cancel() // the followers end with it (before the wait above)
 	lines := make(chan followedLine, 256)
 	errs := make(chan error, len(p.paths))
 	for i, path := range p.paths {
-		go func() {
+		followers.Go(func() {
 			errs <- logtail.Follow(ctx, path, ends[i], func(s string) error {
 				select {
 				case lines <- followedLine{i, s}:
@@ -199,7 +202,7 @@ func (p *logPrinter) follow(ctx context.Context, ends []int64) error {
 					return ctx.Err()
 				}
 			})
-		}()
+		})
 	}
 	for {
 		if err := p.w.Flush(); err != nil {
