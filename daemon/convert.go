@@ -38,9 +38,10 @@ func processStatus(s supervise.Status) control.ProcessStatus {
 	return ps
 }
 
-// problems turns load errors and warnings into control.Problems, one per
-// configuration error so that each names its file, line and field.
-func problems(errs []error, warns []job.Warning) []control.Problem {
+// Problems turns load errors and warnings into control.Problems, one per
+// configuration error so that each names its file, line and field (both
+// back ends report them so).
+func Problems(errs []error, warns []job.Warning) []control.Problem {
 	var out []control.Problem
 	for _, err := range errs {
 		name := ""

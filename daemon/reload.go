@@ -35,7 +35,7 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 	mon, monProblems := d.loadMonit()
 	old := d.cur.Load()
 	next := &loaded{jobs: map[string]*job.Job{}, runners: map[supervise.ID]*proc.Runner{},
-		problems: append(problems(errs, warns), monProblems...), monit: mon}
+		problems: append(Problems(errs, warns), monProblems...), monit: mon}
 	for _, j := range jobs {
 		next.jobs[j.Name] = j
 	}

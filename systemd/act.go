@@ -11,7 +11,6 @@ import (
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
-	"github.com/vigil-bosh/vigil/job"
 	"github.com/vigil-bosh/vigil/proc"
 )
 
@@ -187,21 +186,4 @@ func (d *Driver) targets(jobName, procName string) ([]service, error) {
 		return nil, control.Errorf(control.ErrNotFound, "no job %s is supervised (looked for %s)", jobName, d.cfg.Layout.BPMConfig(jobName))
 	}
 	return nil, control.Errorf(control.ErrNotFound, "process %q not present in job configuration (%s)", procName, d.cfg.Layout.BPMConfig(jobName))
-}
-
-// problems turns load errors and warnings into control.Problems.
-func problems(errs []error, warns []job.Warning) []control.Problem {
-	var out []control.Problem
-	for _, err := range errs {
-		p := control.Problem{Severity: "error", Message: err.Error()}
-		var le *job.LoadError
-		if errors.As(err, &le) {
-			p.Job, p.Message = le.Job, le.Err.Error()
-		}
-		out = append(out, p)
-	}
-	for _, w := range warns {
-		out = append(out, control.Problem{Severity: "warning", File: w.File, Line: w.Line, Field: w.Field, Message: w.Msg})
-	}
-	return out
 }

@@ -135,7 +135,7 @@ func (d *Driver) Reload(ctx context.Context) (control.ReloadResult, error) {
 	defer d.mu.Unlock()
 	var res control.ReloadResult
 	jobs, warns, errs := job.LoadAll(d.cfg.Layout, d.cfg.Jobs)
-	next := &loaded{jobs: map[string]*job.Job{}, problems: problems(errs, warns)}
+	next := &loaded{jobs: map[string]*job.Job{}, problems: daemon.Problems(errs, warns)}
 	for _, j := range jobs {
 		next.jobs[j.Name] = j
 	}
