@@ -200,7 +200,7 @@ func (e *Engine) Do(ctx context.Context, name, action string) error {
 			break
 		}
 		c.depend(svc, "stop")
-		c.start(svc, c.done)
+		c.start(svc)
 		c.depend(svc, "start")
 	case "stop":
 		c.depend(svc, "stop")
@@ -208,11 +208,11 @@ func (e *Engine) Do(ctx context.Context, name, action string) error {
 	case "restart":
 		c.depend(svc, "stop")
 		if c.stop(svc) {
-			c.start(svc, c.done)
+			c.start(svc)
 			c.depend(svc, "start")
 		}
 	case "monitor":
-		c.monitor(svc, c.done)
+		c.monitor(svc)
 	case "unmonitor":
 		c.depend(svc, "unmonitor")
 		c.unit(svc, func(u Unit) error { return u.Unmonitor(ctx) })
@@ -244,36 +244,29 @@ func (c *cascade) unit(s *monitrc.Service, f func(Unit) error) bool {
 	return c.note(f(u))
 }
 
-// start starts the prerequisites of s, then s.
-func (c *cascade) start(s *monitrc.Service, seen map[*monitrc.Service]bool) {
-	if seen[s] {
+// up starts or monitors (verb) the prerequisites of s, then s, each service
+// once per action.
+func (c *cascade) up(s *monitrc.Service, verb func(Unit) error) {
+	if c.done[s] {
 		return
 	}
-	seen[s] = true
+	c.done[s] = true
 	for _, d := range s.DependsOn {
 		if p, ok := c.e.cfg.Lookup(d); ok {
-			c.start(p, seen)
+			c.up(p, verb)
 		}
 	}
-	c.unit(s, func(u Unit) error { return u.Start(c.ctx) })
+	c.unit(s, verb)
+}
+
+func (c *cascade) start(s *monitrc.Service) { c.up(s, func(u Unit) error { return u.Start(c.ctx) }) }
+
+func (c *cascade) monitor(s *monitrc.Service) {
+	c.up(s, func(u Unit) error { return u.Monitor(c.ctx) })
 }
 
 func (c *cascade) stop(s *monitrc.Service) bool {
 	return c.unit(s, func(u Unit) error { return u.Stop(c.ctx) })
-}
-
-// monitor monitors the prerequisites of s, then s.
-func (c *cascade) monitor(s *monitrc.Service, seen map[*monitrc.Service]bool) {
-	if seen[s] {
-		return
-	}
-	seen[s] = true
-	for _, d := range s.DependsOn {
-		if p, ok := c.e.cfg.Lookup(d); ok {
-			c.monitor(p, seen)
-		}
-	}
-	c.unit(s, func(u Unit) error { return u.Monitor(c.ctx) })
 }
 
 // depend applies action to every service that depends on s, transitively:
@@ -283,10 +276,10 @@ func (c *cascade) depend(s *monitrc.Service, action string) {
 	for _, child := range c.e.cfg.Dependants(s.Name) {
 		switch action {
 		case "start":
-			c.start(child, c.done)
+			c.start(child)
 			c.depend(child, action)
 		case "monitor":
-			c.monitor(child, c.done)
+			c.monitor(child)
 			c.depend(child, action)
 		case "stop":
 			c.depend(child, action)
