@@ -56,7 +56,7 @@ type Daemon struct {
 	started time.Time
 	changes notifier
 	events  eventHub     // status changes as events: see events.go
-	usage   usageCache   // the latest pass over /proc: see usage.go
+	usage   UsageCache   // the latest pass over /proc: see usage.go
 	stopped stoppedState // what operators stopped, across restarts: see stopped.go
 
 	// mu orders configuration changes against actions: Reload and shutdown

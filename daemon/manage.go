@@ -31,7 +31,9 @@ func (d *Daemon) Status(context.Context) (control.Status, error) {
 			st.Processes = append(st.Processes, processStatus(s.Status()))
 		}
 	}
-	d.fillUsage(st.Processes)  // resource use from /proc: see usage.go
+	if err := d.usage.Fill(st.Processes); err != nil { // resource use from /proc: see usage.go
+		d.log.Debug("status", "error", err)
+	}
 	d.fillOutput(st.Processes) // dropped log output: see output.go
 	return st, nil
 }

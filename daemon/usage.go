@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -15,9 +14,10 @@ import (
 // second share one pass (about 1 ms per 100 processes on the machine).
 const usageMaxAge = time.Second
 
-// usageCache keeps the latest pass over /proc. Its zero value is ready;
-// mu is held across a pass, so callers at the same moment share one.
-type usageCache struct {
+// UsageCache fills statuses with resource use from the latest pass over
+// /proc, shared by the statuses taken within usageMaxAge. Its zero value is
+// ready; mu is held across a pass, so callers at the same moment share one.
+type UsageCache struct {
 	mu    sync.Mutex
 	snap  *procstat.Snapshot
 	taken time.Time // monotonic reading of the pass
@@ -25,7 +25,7 @@ type usageCache struct {
 
 // get returns a pass no older than usageMaxAge that saw every pid of
 // want, making a new one if needed.
-func (c *usageCache) get(want []int) (*procstat.Snapshot, error) {
+func (c *UsageCache) get(want []int) (*procstat.Snapshot, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.snap != nil && time.Since(c.taken) < usageMaxAge && c.snap.HasAll(want) {
@@ -39,49 +39,43 @@ func (c *usageCache) get(want []int) (*procstat.Snapshot, error) {
 	return snap, nil
 }
 
-// fillUsage sets the Usage of every process in ps whose executable runs,
-// from one pass over /proc for all of them (at most usageMaxAge old, and
-// newer than every executable's start). Figures that cannot be read (the
-// process ended meanwhile) leave Usage nil.
-func (d *Daemon) fillUsage(ps []control.ProcessStatus) {
-	var running []int
+// Fill sets the Usage of every process in ps whose executable runs (its
+// ExecPID is known), or that runs under an init whose executable is not
+// known (systemd's units: the init's children are then measured), from a
+// pass newer than every executable's start. Figures that cannot be read
+// (the process ended meanwhile) leave Usage nil.
+func (c *UsageCache) Fill(ps []control.ProcessStatus) error {
+	var want []int
 	for _, p := range ps {
-		if p.ExecPID != 0 {
-			running = append(running, p.ExecPID)
+		if pid := measured(p); pid != 0 {
+			want = append(want, pid)
 		}
 	}
-	if len(running) == 0 {
-		return
-	}
-	snap, err := d.usage.get(running)
-	if err != nil {
-		d.log.Debug("usage", "error", err)
-		return
-	}
-	for i := range ps {
-		if ps[i].ExecPID != 0 {
-			ps[i].Usage = usageOf(snap, ps[i].PID, ps[i].ExecPID)
-		}
-	}
-}
-
-// FillUsage sets the Usage of every running process in ps that has a pid
-// file pid (its init), from a fresh pass over /proc: for back ends that
-// know the init but not the executable (systemd's units).
-func FillUsage(ps []control.ProcessStatus) error {
-	if !slices.ContainsFunc(ps, func(p control.ProcessStatus) bool { return p.State == "running" && p.PID != 0 }) {
+	if len(want) == 0 {
 		return nil
 	}
-	snap, err := procstat.Scan()
+	snap, err := c.get(want)
 	if err != nil {
 		return fmt.Errorf("usage: %w", err)
 	}
 	for i := range ps {
-		if ps[i].State == "running" && ps[i].PID != 0 {
+		if measured(ps[i]) != 0 {
 			ps[i].Usage = usageOf(snap, ps[i].PID, ps[i].ExecPID)
 		}
 	}
 	return nil
+}
+
+// measured is the pid that must be in a pass for p's usage: the
+// executable's, else a running process's init, else 0 (nothing to measure).
+func measured(p control.ProcessStatus) int {
+	switch {
+	case p.ExecPID != 0:
+		return p.ExecPID
+	case p.State == "running":
+		return p.PID
+	}
+	return 0
 }
 
 // usageOf sums a process's use. Under an init (pid, distinct from the

@@ -32,10 +32,10 @@ func TestStatusUsage(t *testing.T) {
 	}
 }
 
-// TestFillUsageUnderAnInit: with only the init's pid known (the systemd
+// TestUsageUnderAnInit: with only the init's pid known (the systemd
 // back end), the use is that of the init's children, and the descriptors
 // are those of its only child, the executable.
-func TestFillUsageUnderAnInit(t *testing.T) {
+func TestUsageUnderAnInit(t *testing.T) {
 	h := newHarness(t)
 	h.writeJob("web", pr{"server", "serve", nil})
 	h.start(supervise.Timing{})
@@ -45,7 +45,8 @@ func TestFillUsageUnderAnInit(t *testing.T) {
 		{Job: "web", Process: "server", State: "running", PID: st.PID}, // no ExecPID
 		{Job: "web", Process: "down", State: "stopped"},
 	}
-	if err := FillUsage(ps); err != nil {
+	var usage UsageCache
+	if err := usage.Fill(ps); err != nil {
 		t.Fatal(err)
 	}
 	if u := ps[0].Usage; u == nil || u.Processes != 1 || u.RSSBytes <= 0 || u.OpenFDs < 3 {

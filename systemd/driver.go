@@ -45,7 +45,8 @@ type Driver struct {
 	ctl     systemctl
 	log     *slog.Logger
 	started time.Time
-	mu      sync.Mutex // serialises reloads and actions
+	usage   daemon.UsageCache // resource use in statuses, one /proc pass a second
+	mu      sync.Mutex        // serialises reloads and actions
 	cur     atomic.Pointer[loaded]
 	changes chan struct{} // replaced at each change; guarded by chMu
 	chMu    sync.Mutex
@@ -273,7 +274,7 @@ func (d *Driver) Status(ctx context.Context) (control.Status, error) {
 	for _, s := range cur.services {
 		st.Processes = append(st.Processes, d.processStatus(s, states[s.unit]))
 	}
-	if err := daemon.FillUsage(st.Processes); err != nil {
+	if err := d.usage.Fill(st.Processes); err != nil {
 		d.log.Debug("usage", "error", err)
 	}
 	snap := map[string]control.ProcessStatus{}
