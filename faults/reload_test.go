@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"sync"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
@@ -29,10 +30,29 @@ func TestConfigRewrittenDuringReload(t *testing.T) {
 		t.Fatalf("the flow-style file is not the same configuration: %v %+v", err, res)
 	}
 
+	// First without a race, so the test cannot pass on reloads that never
+	// met a broken file: the file truncated, then holding a part only.
+	for _, part := range [][]byte{nil, whole[:len(whole)/2]} {
+		r.write(r.layout.BPMConfig("web"), string(part), 0o644)
+		res, err := r.client().Reload(t.Context())
+		if err != nil || len(res.Stopped)+len(res.Restarted) != 0 || !hasError(res.Problems, "web") {
+			t.Fatalf("a reload of %d bytes of bpm.yml: %v %+v", len(part), err, res)
+		}
+	}
+	r.write(r.layout.BPMConfig("web"), string(whole), 0o644)
+
 	const writes = 400
-	written := make(chan error, 1)
-	go func() {
+	written, stop := make(chan error, 1), make(chan struct{})
+	var writer sync.WaitGroup
+	defer writer.Wait() // on every way out, after stop is closed
+	defer close(stop)
+	writer.Go(func() {
 		for i := range writes {
+			select {
+			case <-stop:
+				return
+			default:
+			}
 			f, err := os.OpenFile(r.layout.BPMConfig("web"), os.O_WRONLY|os.O_TRUNC, 0)
 			if err != nil {
 				written <- err
@@ -47,7 +67,7 @@ func TestConfigRewrittenDuringReload(t *testing.T) {
 			}
 		}
 		written <- nil
-	}()
+	})
 	reloads, problems := 0, 0
 	for done := false; !done; reloads++ {
 		select {
