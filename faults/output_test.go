@@ -102,10 +102,11 @@ func rss(t *testing.T, pid int) int64 {
 }
 
 // TestDoubleForkAndExit: a process double-forks (the middle process exits
-// at once, so the grandchild, in a session of its own and ignoring TERM
-// and QUIT, is orphaned). The orphan comes back to the process's init (a
-// subreaper), the middle process leaves no zombie, and when the executable
-// ends the init kills the orphan: nothing the process started outlives it.
+// at once, reaped by the program itself, so the grandchild, in a session of
+// its own and ignoring TERM and QUIT, is orphaned). The orphan comes back
+// to the process's init (a subreaper), and when the executable ends the
+// init kills the orphan: nothing the process started outlives it, and no
+// zombie is left below the daemon.
 func TestDoubleForkAndExit(t *testing.T) {
 	r := newRig(t)
 	r.job("web", tp{name: "forker", behaviour: "doublefork"})
