@@ -66,10 +66,12 @@ type Daemon struct {
 	cur     atomic.Pointer[loaded]
 
 	// The monit personality, when control files exist: the engine in
-	// force (replaced by each reload) and its HTTP server. engineStop and
-	// monitSrv are guarded by mu; monitCtx lives as long as Run serves.
+	// force (replaced by each reload) and its HTTP server. engineStop ends
+	// the engine in force and waits for its loop, so two engines never act
+	// at once. engineStop and monitSrv are guarded by mu; monitCtx lives as
+	// long as Run serves.
 	engine     atomic.Pointer[monitcompat.Engine]
-	engineStop context.CancelFunc
+	engineStop func()
 	monitSrv   *monitcompat.Server
 	monitCtx   context.Context
 	monitDone  chan error

@@ -262,8 +262,9 @@ func (d *Daemon) swapEngine(next *loaded) error {
 	d.setAlerter(next.monit.cfg)
 	e := d.buildEngine(next.monit, d.engine.Load())
 	ctx, cancel := context.WithCancel(d.monitCtx)
-	d.engineStop = cancel
-	go e.Run(ctx)
+	ran := make(chan struct{})
+	go func() { defer close(ran); e.Run(ctx) }()
+	d.engineStop = func() { cancel(); <-ran } // an action in flight ends with ctx
 	d.engine.Store(e)
 	// Record the incarnation now; the not-monitored set stays as it was
 	// until the first action (the new services have not started yet).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,7 +18,9 @@ import (
 // monit control files with `set httpd` exist, until ctx is done. A check
 // process started through the bpm shim drives its unit; other checks are
 // shown but not supervised on this back end. The control files are read
-// once: a change needs a daemon restart.
+// once: a change needs a daemon restart. Without control files it returns
+// nil; otherwise a channel that receives once the engine and the API have
+// both ended, beside any error that kept the API from being served.
 func (d *Driver) serveMonit(ctx context.Context) (<-chan error, error) {
 	cfg, found, err := monitrc.Load(d.cfg.Layout.Root())
 	if err != nil || !found {
@@ -37,22 +40,40 @@ func (d *Driver) serveMonit(ctx context.Context) (<-chan error, error) {
 		}
 	}
 	e := monitcompat.NewEngine(cfg, units, d.started, time.Now().Unix(), nil)
-	go e.Run(ctx)
-	if cfg.HTTPD == nil {
-		return nil, nil
+	srv, ln, err := monitListener(e, cfg.HTTPD)
+	if ln != nil {
+		d.log.Info("monit api", "address", ln.Addr().String())
+	}
+	// The engine runs even when the API cannot be served; done receives
+	// once the engine and the server (if any) have both ended.
+	done := make(chan error, 1)
+	go func() {
+		var served sync.WaitGroup
+		var serr error
+		if ln != nil {
+			served.Go(func() { serr = srv.Serve(ctx, ln) })
+		}
+		e.Run(ctx)
+		served.Wait()
+		done <- serr
+	}()
+	return done, err
+}
+
+// monitListener prepares the monit HTTP API of e; all nil without httpd.
+func monitListener(e *monitcompat.Engine, h *monitrc.HTTPD) (*monitcompat.Server, net.Listener, error) {
+	if h == nil {
+		return nil, nil, nil
 	}
 	srv, err := monitcompat.NewServer(e, time.Now)
 	if err != nil {
-		return nil, fmt.Errorf("monit http api: %w", err)
+		return nil, nil, fmt.Errorf("monit http api: %w", err)
 	}
-	ln, err := net.Listen("tcp", monitcompat.Addr(cfg.HTTPD))
+	ln, err := net.Listen("tcp", monitcompat.Addr(h))
 	if err != nil {
-		return nil, fmt.Errorf("monit http api: %w", err)
+		return nil, nil, fmt.Errorf("monit http api: %w", err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	d.log.Info("monit api", "address", ln.Addr().String())
-	return done, nil
+	return srv, ln, nil
 }
 
 // driverUnit is one bpm process's unit as monit's engine drives it. Its
