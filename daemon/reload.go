@@ -8,7 +8,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/job"
@@ -202,16 +201,11 @@ func compareIDs(a, b supervise.ID) int {
 
 // removeAll stops and removes the supervisors of ids in parallel.
 func (d *Daemon) removeAll(ctx context.Context, ids []supervise.ID) error {
-	errs := make([]error, len(ids))
-	var wg sync.WaitGroup
-	for i, id := range ids {
-		wg.Go(func() {
-			errs[i] = d.tree.Remove(ctx, id) // its supervisor has ended either way
-			d.events.forget(id)
-		})
+	err := d.tree.RemoveAll(ctx, ids) // their supervisors have ended either way
+	for _, id := range ids {
+		d.events.forget(id)
 	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return err
 }
 
 // startAll starts ids and waits for each to settle. A process that does not

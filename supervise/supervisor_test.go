@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -265,6 +266,35 @@ func TestTreeShutdownStopsAll(t *testing.T) {
 		}
 		if len(tree.List()) != 0 {
 			t.Fatal("tree not empty after shutdown")
+		}
+	})
+}
+
+// TestTreeRemoveAllInParallel: processes removed together stop together:
+// two that ignore every signal but the kill take one stop ladder, not two,
+// and an id not supervised is reported while the others go.
+func TestTreeRemoveAllInParallel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tree := NewTree(t.Context())
+		tm := Timing{StopTimeout: 15 * time.Second, QuitTimeout: 2 * time.Second}
+		ids := []ID{{"job", "a"}, {"job", "b"}, {"job", "c"}}
+		for _, id := range ids {
+			s, err := tree.Add(Config{ID: id, Timing: tm, Runner: &fakeRunner{}}) // only the kill ends them
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Do(t.Context(), VerbStart)
+		}
+		start := time.Now()
+		err := tree.RemoveAll(t.Context(), []ID{ids[0], ids[1], {"job", "gone"}})
+		if err == nil || !strings.Contains(err.Error(), "remove job/gone: not supervised") {
+			t.Fatalf("removal error %v", err)
+		}
+		if took := time.Since(start); took != tm.StopTimeout+tm.QuitTimeout {
+			t.Fatalf("two ladders in %v, want one (%v)", took, tm.StopTimeout+tm.QuitTimeout)
+		}
+		if l := tree.List(); len(l) != 1 || l[0].ID() != ids[2] {
+			t.Fatalf("left %v", l)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package supervise
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -50,23 +51,53 @@ func (t *Tree) Add(cfg Config) (*Supervisor, error) {
 // Remove stops the process of id, waits until it is down (or ctx is done),
 // then ends its supervisor. A process that could not be stopped before ctx
 // ended is left running and reported in the error.
-func (t *Tree) Remove(ctx context.Context, id ID) error {
+func (t *Tree) Remove(ctx context.Context, id ID) error { return t.RemoveAll(ctx, []ID{id}) }
+
+// RemoveAll is Remove of every id at once: the processes stop in parallel.
+// Ids not supervised are reported in the error; the others are removed.
+func (t *Tree) RemoveAll(ctx context.Context, ids []ID) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	cur := *t.view.Load()
-	i, ok := find(cur, id)
-	if !ok {
-		return fmt.Errorf("remove %s: not supervised", id)
+	var errs []error
+	var gone []*member
+	for _, id := range ids {
+		if i, ok := find(cur, id); ok {
+			gone = append(gone, cur[i])
+		} else {
+			errs = append(errs, fmt.Errorf("remove %s: not supervised", id))
+		}
 	}
-	m := cur[i]
-	st, err := m.sup.Do(ctx, VerbStop)
-	m.cancel()
-	<-m.sup.Done()
-	t.view.Store(new(slices.Delete(slices.Clone(cur), i, i+1)))
-	if err != nil {
-		return fmt.Errorf("remove %s: %w (left %s)", id, err, st.State)
+	for i, r := range stopAndEnd(ctx, gone) {
+		if r.err != nil {
+			errs = append(errs, fmt.Errorf("remove %s: %w (left %s)", gone[i].sup.ID(), r.err, r.st.State))
+		}
 	}
-	return nil
+	next := slices.DeleteFunc(slices.Clone(cur), func(m *member) bool { return slices.Contains(gone, m) })
+	t.view.Store(&next)
+	return errors.Join(errs...)
+}
+
+// stopped is how one process's stop ended.
+type stopped struct {
+	st  Status
+	err error
+}
+
+// stopAndEnd stops the process of each member in parallel, waits until
+// each is down (or ctx is done), and ends its supervisor, waiting for it.
+func stopAndEnd(ctx context.Context, ms []*member) []stopped {
+	out := make([]stopped, len(ms))
+	var wg sync.WaitGroup
+	for i, m := range ms {
+		wg.Go(func() {
+			out[i].st, out[i].err = m.sup.Do(ctx, VerbStop)
+			m.cancel()
+			<-m.sup.Done()
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // Get returns the supervisor of id.
@@ -95,22 +126,11 @@ func (t *Tree) Shutdown(ctx context.Context) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	cur := *t.view.Load()
-	errs := make([]error, len(cur))
-	var wg sync.WaitGroup
-	for i, m := range cur {
-		wg.Go(func() {
-			if _, err := m.sup.Do(ctx, VerbStop); err != nil {
-				errs[i] = fmt.Errorf("stop %s: %w", m.sup.ID(), err)
-			}
-			m.cancel()
-			<-m.sup.Done()
-		})
-	}
-	wg.Wait()
+	results := stopAndEnd(ctx, cur)
 	t.view.Store(&[]*member{})
-	for _, err := range errs {
-		if err != nil {
-			return err
+	for i, r := range results {
+		if r.err != nil {
+			return fmt.Errorf("stop %s: %w", cur[i].sup.ID(), r.err)
 		}
 	}
 	return nil
