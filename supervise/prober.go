@@ -3,6 +3,7 @@ package supervise
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -54,7 +55,8 @@ type probeReport struct {
 type prober struct {
 	gen      int
 	cancel   context.CancelFunc
-	gate     chan struct{} // closed once the startup probe passed
+	probes   sync.WaitGroup // one runProbe per probe
+	gate     chan struct{}  // closed once the startup probe passed
 	gateOpen bool
 }
 
@@ -74,7 +76,7 @@ func startProber(ctx context.Context, gen int, probes []Probe, out chan<- probeR
 		if p.Role == Startup {
 			gate = nil
 		}
-		go runProbe(ctx, gen, p, gate, out)
+		pr.probes.Go(func() { runProbe(ctx, gen, p, gate, out) })
 	}
 	return pr
 }
@@ -86,7 +88,13 @@ func (pr *prober) open() {
 	}
 }
 
-func (pr *prober) stop() { pr.cancel() }
+// stop ends the probes and waits for them (each gives up at once: runProbe
+// never waits on the loop that calls stop without watching ctx too). A
+// check a probe abandoned past its timeout ends on its own.
+func (pr *prober) stop() {
+	pr.cancel()
+	pr.probes.Wait()
+}
 
 // runProbe checks every period after the initial delay (counted once the
 // gate opens) and sends each result to out, giving up when ctx ends.
