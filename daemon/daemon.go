@@ -48,16 +48,20 @@ const spareInits = 2
 
 // Daemon supervises the jobs of one BOSH root.
 type Daemon struct {
-	cfg     Config
-	log     *slog.Logger
-	ready   chan struct{} // closed once the first load has settled
-	tree    *supervise.Tree
-	pool    *proc.Pool // spare inits for fast restarts; set by Run
-	started time.Time
-	changes notifier
-	events  eventHub     // status changes as events: see events.go
-	usage   UsageCache   // the latest pass over /proc: see usage.go
-	stopped stoppedState // what operators stopped, across restarts: see stopped.go
+	cfg   Config
+	log   *slog.Logger
+	ready chan struct{} // closed once the first load has settled
+	tree  *supervise.Tree
+	// treeCtx lives as long as the supervisors (set by Run); commands are
+	// the restart-limit commands running, bounded by it and waited for.
+	treeCtx  context.Context
+	commands sync.WaitGroup
+	pool     *proc.Pool // spare inits for fast restarts; set by Run
+	started  time.Time
+	changes  notifier
+	events   eventHub     // status changes as events: see events.go
+	usage    UsageCache   // the latest pass over /proc: see usage.go
+	stopped  stoppedState // what operators stopped, across restarts: see stopped.go
 
 	// mu orders configuration changes against actions: Reload and shutdown
 	// hold it to write, Act holds it to read while it sends its commands.
@@ -120,6 +124,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer d.pool.Close()
 	treeCtx, cancelTree := context.WithCancel(context.Background())
 	defer cancelTree()
+	d.treeCtx = treeCtx
 	d.tree = supervise.NewTree(treeCtx)
 
 	serveCtx, stopServing := context.WithCancel(context.Background())
@@ -150,6 +155,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.stopWaves(context.Background(), d.cur.Load().deps) // dependents first
 		err = d.tree.Shutdown(context.Background())
 	}
+	cancelTree() // ends restart-limit commands still running
+	d.commands.Wait()
 	stopServing()
 	if serr := <-served; err == nil {
 		err = serr

@@ -101,14 +101,15 @@ func RestartPolicy(base restart.Policy, r job.RestartSpec) restart.Policy {
 }
 
 // limitExec returns the OnLimit hook that runs argv without blocking the
-// supervisor; the command is bounded by a minute.
+// supervisor; the command is bounded by a minute and by the daemon's life
+// (Run kills what still runs at its end and waits for it).
 func (d *Daemon) limitExec(id supervise.ID, argv []string, env []string) func() {
 	if len(argv) == 0 {
 		return nil
 	}
 	return func() {
 		d.log.Warn("restart limit reached: running its command", "process", id.String(), "command", argv[0])
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		ctx, cancel := context.WithTimeout(d.treeCtx, time.Minute)
 		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 		cmd.Env = env
 		if err := cmd.Start(); err != nil {
@@ -116,11 +117,11 @@ func (d *Daemon) limitExec(id supervise.ID, argv []string, env []string) func() 
 			d.log.Error("restart limit command", "process", id.String(), "err", err)
 			return
 		}
-		go func() {
+		d.commands.Go(func() {
 			defer cancel()
 			if err := cmd.Wait(); err != nil {
 				d.log.Error("restart limit command", "process", id.String(), "err", err)
 			}
-		}()
+		})
 	}
 }
