@@ -43,3 +43,12 @@ func Remove(path string) error {
 	}
 	return nil
 }
+
+// RemoveIf deletes path if it still names pid: a pid file another
+// instance has claimed since is left alone.
+func RemoveIf(path string, pid int) error {
+	if got, err := Read(path); err != nil || got != pid {
+		return nil
+	}
+	return Remove(path)
+}

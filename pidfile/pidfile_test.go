@@ -57,3 +57,25 @@ func itoa(n int) string {
 	}
 	return itoa(n/10) + string(rune('0'+n%10))
 }
+
+func TestRemoveIfLeavesAnotherPid(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.pid")
+	if err := Write(path, 42); err != nil {
+		t.Fatal(err)
+	}
+	if err := RemoveIf(path, 41); err != nil {
+		t.Fatal(err)
+	}
+	if pid, err := Read(path); err != nil || pid != 42 {
+		t.Fatalf("a pid file naming another pid was touched: %d %v", pid, err)
+	}
+	if err := RemoveIf(path, 42); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the pid file naming the pid is left: %v", err)
+	}
+	if err := RemoveIf(path, 42); err != nil {
+		t.Fatalf("a missing pid file: %v", err)
+	}
+}

@@ -214,7 +214,5 @@ func (it *Init) removePidFile() {
 	if !it.exited() {
 		return
 	}
-	if pid, err := pidfile.Read(it.pidPath); err == nil && pid == it.PID {
-		_ = pidfile.Remove(it.pidPath)
-	}
+	_ = pidfile.RemoveIf(it.pidPath, it.PID)
 }

@@ -137,9 +137,7 @@ func (p *Process) watch() {
 		_ = unix.Kill(-pid, unix.SIGKILL) // the kernel killed the executable; take its group
 	}
 	if p.pidPath != "" {
-		if pid, err := pidfile.Read(p.pidPath); err == nil && pid == p.PID() {
-			_ = pidfile.Remove(p.pidPath)
-		}
+		_ = pidfile.RemoveIf(p.pidPath, p.PID())
 	}
 	p.events <- supervise.ProcessEvent{Exit: p.oom(exitFrom(last, p.cmd.ProcessState))}
 }

@@ -24,9 +24,7 @@ func (it *initProc) removePidFile() {
 	if it.launch.PidFile == "" {
 		return
 	}
-	if pid, err := pidfile.Read(it.launch.PidFile); err == nil && pid == sandbox.HostPID() {
-		_ = pidfile.Remove(it.launch.PidFile)
-	}
+	_ = pidfile.RemoveIf(it.launch.PidFile, sandbox.HostPID())
 }
 
 // recordExit leaves r in Launch.ExitFile when no supervisor listens any
