@@ -189,11 +189,11 @@ func (r *Runner) prepareLogs() ([]*os.File, error) {
 	if err := prepare(l, p); err != nil {
 		return nil, err
 	}
-	out, err := openLog(l.StdoutLog(p.Job, p.Name))
+	out, err := procinit.OpenLog(l.StdoutLog(p.Job, p.Name))
 	if err != nil {
 		return nil, err
 	}
-	errf, err := openLog(l.StderrLog(p.Job, p.Name))
+	errf, err := procinit.OpenLog(l.StderrLog(p.Job, p.Name))
 	if err != nil {
 		out.Close()
 		return nil, err

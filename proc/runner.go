@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/job"
 	"github.com/vigil-bosh/vigil/procinit"
@@ -175,17 +173,4 @@ func prepare(l boshpath.Layout, p job.Process) error {
 		}
 	}
 	return nil
-}
-
-// openLog opens a log file for appending, refusing to follow a symlink
-// planted in its place (bpm's safeio rule).
-func openLog(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
-	if errors.Is(err, unix.ELOOP) {
-		return nil, fmt.Errorf("refusing to open symlink at %s: %w", path, err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open log: %w", err)
-	}
-	return f, nil
 }

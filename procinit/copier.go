@@ -167,16 +167,8 @@ func (c *copier) swap() {
 	}
 }
 
-// open opens the log's path (appending, created 0600, never through a
-// symlink) and puts it under dst's descriptor.
-func (c *copier) open() error {
-	f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return unix.Dup3(int(f.Fd()), int(c.dst.Fd()), 0)
-}
+// open opens the log's path again and puts it under dst's descriptor.
+func (c *copier) open() error { return redirect(int(c.dst.Fd()), c.path) }
 
 // closeWriter closes the init's own copy of the pipe's write end, so that
 // the copier sees the end once the processes that hold it are gone.

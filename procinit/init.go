@@ -208,20 +208,30 @@ func (it *initProc) run() int {
 	return code
 }
 
-// redirect points fd at the log file path (appending, created 0600), so
-// that an init started before its process was known writes where the
-// process's output belongs. It refuses a symlink planted in the file's place.
-// An empty path leaves fd as it is.
+// OpenLog opens a process's log file for appending (created 0600),
+// refusing to follow a symlink planted in its place (bpm's safeio rule).
+func OpenLog(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+	if errors.Is(err, unix.ELOOP) {
+		return nil, fmt.Errorf("refusing to open symlink at %s: %w", path, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open log: %w", err)
+	}
+	return f, nil
+}
+
+// redirect points fd at the log file path (see OpenLog), so that an init
+// started before its process was known, or a reopen after a rotation,
+// writes where the process's output belongs. An empty path leaves fd as it
+// is.
 func redirect(fd int, path string) error {
 	if path == "" {
 		return nil
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
-	if errors.Is(err, unix.ELOOP) {
-		return fmt.Errorf("refusing to open symlink at %s: %w", path, err)
-	}
+	f, err := OpenLog(path)
 	if err != nil {
-		return fmt.Errorf("open log: %w", err)
+		return err
 	}
 	defer f.Close()
 	if err := unix.Dup3(int(f.Fd()), fd, 0); err != nil {
