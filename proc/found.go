@@ -160,12 +160,7 @@ func (it *Init) waitInPoller() error {
 // t.KillTimeout. Zero durations mean bpm's 15 s and 2 s and vigil's 5 s.
 // A pid file the init could not remove is removed.
 func (it *Init) Stop(sig syscall.Signal, t supervise.Timing) error {
-	stages := []time.Duration{t.StopTimeout, t.QuitTimeout, t.KillTimeout}
-	for i, d := range []time.Duration{15 * time.Second, 2 * time.Second, 5 * time.Second} {
-		if stages[i] <= 0 {
-			stages[i] = d
-		}
-	}
+	stages := []time.Duration{t.Stage(0), t.Stage(1), t.Stage(2)}
 	defer it.removePidFile()
 	for i, s := range []syscall.Signal{sig, unix.SIGQUIT} {
 		err := it.Signal(s)

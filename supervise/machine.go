@@ -25,7 +25,10 @@ func (t Timing) stopSignal() syscall.Signal {
 	return t.StopSignal
 }
 
-func (t Timing) stage(i int) time.Duration {
+// Stage is the length of stage i of the stop ladder (0: after the stop
+// signal, 1: after SIGQUIT, 2: after the kill), the default where t's is
+// zero: bpm's 15 s and 2 s, and vigil's 5 s.
+func (t Timing) Stage(i int) time.Duration {
 	defs := [...]time.Duration{15 * time.Second, 2 * time.Second, 5 * time.Second}
 	vals := [...]time.Duration{t.StopTimeout, t.QuitTimeout, t.KillTimeout}
 	if vals[i] > 0 {
@@ -167,7 +170,7 @@ func onStop(m machine, t Timing) (machine, []effect) {
 	case Starting, Running:
 		m.state = Stopping
 		m.stage = 1
-		return m, []effect{{kind: fxSignal, sig: t.stopSignal()}, {kind: fxArm, d: t.stage(0)}}
+		return m, []effect{{kind: fxSignal, sig: t.stopSignal()}, {kind: fxArm, d: t.Stage(0)}}
 	case Backoff:
 		m.state = Stopped
 		return m, []effect{{kind: fxDisarm}}
@@ -287,13 +290,13 @@ func onTimer(m machine, now time.Time, t Timing) (machine, []effect) {
 		switch m.stage {
 		case 1:
 			m.stage = 2
-			return m, []effect{{kind: fxSignal, sig: syscall.SIGQUIT}, {kind: fxArm, d: t.stage(1)}}
+			return m, []effect{{kind: fxSignal, sig: syscall.SIGQUIT}, {kind: fxArm, d: t.Stage(1)}}
 		case 2:
 			m.stage = 3
-			return m, []effect{{kind: fxKill}, {kind: fxArm, d: t.stage(2)}}
+			return m, []effect{{kind: fxKill}, {kind: fxArm, d: t.Stage(2)}}
 		default:
 			m.stage = 4
-			return m, []effect{{kind: fxForceKill}, {kind: fxArm, d: t.stage(2)}}
+			return m, []effect{{kind: fxForceKill}, {kind: fxArm, d: t.Stage(2)}}
 		}
 	}
 	return m, nil // a timer that outlived its state
