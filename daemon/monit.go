@@ -165,7 +165,7 @@ func (d *Daemon) buildEngine(m *monitLoad, old *monitcompat.Engine) *monitcompat
 		key := strings.ToLower(s.Name)
 		if id, ok := m.ids[key]; ok {
 			if sup, ok := d.tree.Get(id); ok {
-				u := &monitcompat.SupervisorUnit{Sup: sup, Stats: procStats}
+				u := &monitcompat.SupervisorUnit{Sup: sup, Stats: d.procStats}
 				if s.Start != nil {
 					u.StartTimeout = s.Start.Timeout
 				}

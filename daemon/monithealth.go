@@ -58,7 +58,7 @@ func (d *Daemon) withMonitTests(m *monitLoad, id supervise.ID, cfg *supervise.Co
 			cfg.Timing.Restart.Limit = lim
 			continue
 		}
-		c := monitCheck{test: t, sup: d.supervisorOf(id)}
+		c := monitCheck{test: t, sup: d.supervisorOf(id), stats: d.procStats}
 		if t.Action.Kind == monitrc.ActExec && t.Action.Exec != nil {
 			c.exec = d.limitExec(id, t.Action.Exec.Argv, nil)
 		}
@@ -98,6 +98,7 @@ func (d *Daemon) supervisorOf(id supervise.ID) func() int {
 type monitCheck struct {
 	test  monitrc.Test
 	sup   func() int
+	stats func(pid int, st *monitcompat.UnitStatus) // the daemon's procStats
 	exec  func()
 	fails *atomic.Int32
 }
@@ -132,7 +133,7 @@ func (c monitCheck) resource() (bool, string) {
 		return true, "no process"
 	}
 	var st monitcompat.UnitStatus
-	procStats(pid, &st)
+	c.stats(pid, &st)
 	val := float64(st.MemKB)
 	switch {
 	case c.test.Resource == "totalmem" && c.test.Percent:

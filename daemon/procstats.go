@@ -5,22 +5,24 @@ import (
 	"github.com/vigil-bosh/vigil/procstat"
 )
 
-// procStats fills in monit's memory figures from /proc (resident set of the
-// process, and of it with its descendants). Figures that cannot be read
-// are zero.
-func procStats(pid int, st *monitcompat.UnitStatus) {
-	total, _ := procstat.MemTotal()
-	own := rssKB(pid)
-	st.MemKB = own
-	sum, n := own, 0
-	for _, c := range procstat.Descendants(pid) {
-		sum += rssKB(c)
-		n++
+// procStats fills in monit's memory figures (resident set of the process,
+// and of it with its descendants) from the daemon's shared pass over /proc
+// (see UsageCache), not from /proc walks of its own at every unit's status.
+// Figures that cannot be read are zero.
+func (d *Daemon) procStats(pid int, st *monitcompat.UnitStatus) {
+	snap, err := d.usage.get([]int{pid})
+	if err != nil {
+		return
 	}
-	st.MemKBTotal, st.Children = sum, n
-	if total > 0 {
-		st.MemPct = 100 * float64(own) / float64(total/1024)
-		st.MemPctTotal = 100 * float64(sum) / float64(total/1024)
+	own, ok := snap.Stat(pid)
+	if !ok {
+		return
+	}
+	tree := snap.Tree(pid)
+	st.MemKB, st.MemKBTotal, st.Children = own.RSSBytes/1024, tree.RSSBytes/1024, tree.Processes-1
+	if total := d.usage.memTotal(); total > 0 {
+		st.MemPct = 100 * float64(st.MemKB) / float64(total/1024)
+		st.MemPctTotal = 100 * float64(st.MemKBTotal) / float64(total/1024)
 	}
 }
 

@@ -21,6 +21,18 @@ type UsageCache struct {
 	mu    sync.Mutex
 	snap  *procstat.Snapshot
 	taken time.Time // monotonic reading of the pass
+	total int64     // the machine's memory in bytes, read once
+}
+
+// memTotal returns the machine's memory in bytes (0 when unreadable),
+// read from /proc/meminfo the first time only.
+func (c *UsageCache) memTotal() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.total == 0 {
+		c.total, _ = procstat.MemTotal()
+	}
+	return c.total
 }
 
 // get returns a pass no older than usageMaxAge that saw every pid of
