@@ -100,17 +100,18 @@ func clampRlimits(rs []Rlimit) []string {
 // availableCaps drops the capabilities vigil does not hold itself (it
 // cannot grant them), with a warning naming them.
 func availableCaps(caps []int, warns []string) ([]int, []string) {
-	names := map[int]string{}
-	for n, c := range capNumbers() {
-		names[c] = n
-	}
+	held := effectiveCaps()
 	var kept []int
 	var missing []string
 	for _, c := range caps {
-		if HasCapability(c) {
+		if held&(1<<uint(c)) != 0 {
 			kept = append(kept, c)
-		} else {
-			missing = append(missing, names[c])
+			continue
+		}
+		for n, num := range capNumbers() {
+			if num == c {
+				missing = append(missing, n)
+			}
 		}
 	}
 	if len(missing) > 0 {
@@ -121,18 +122,17 @@ func availableCaps(caps []int, warns []string) ([]int, []string) {
 
 // HasCapability reports whether the calling process has capability c in
 // its effective set.
-func HasCapability(c int) bool {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return false
+func HasCapability(c int) bool { return effectiveCaps()&(1<<uint(c)) != 0 }
+
+// effectiveCaps is the calling thread's effective capability set (capget);
+// empty when it cannot be read.
+func effectiveCaps() uint64 {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return 0
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
-			n, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			return err == nil && n&(1<<uint(c)) != 0
-		}
-	}
-	return false
+	return uint64(data[0].Effective) | uint64(data[1].Effective)<<32
 }
 
 // RootDir is the host directory each process's root is assembled on (in
