@@ -69,15 +69,10 @@ type remoteError struct {
 func (e *remoteError) Error() string { return e.msg }
 
 func (e *remoteError) Is(target error) bool {
-	switch target {
-	case ErrNotFound:
-		return e.code == http.StatusNotFound
-	case ErrBadRequest:
-		return e.code == http.StatusBadRequest
-	case ErrFailed:
-		return e.code == http.StatusConflict
-	case ErrNotSupported:
-		return e.code == http.StatusNotImplemented
+	for _, k := range errorCodes {
+		if k.err == target {
+			return e.code == k.code
+		}
 	}
 	return false
 }

@@ -217,6 +217,19 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	return true
 }
 
+// errorCodes maps the package's errors to the HTTP statuses that carry
+// them across the socket, both ways (the server's reply, the client's
+// remoteError).
+var errorCodes = [...]struct {
+	err  error
+	code int
+}{
+	{ErrNotFound, http.StatusNotFound},
+	{ErrBadRequest, http.StatusBadRequest},
+	{ErrFailed, http.StatusConflict},
+	{ErrNotSupported, http.StatusNotImplemented},
+}
+
 func reply(w http.ResponseWriter, v any, err error) {
 	body, merr := json.Marshal(v)
 	if merr != nil {
@@ -225,15 +238,11 @@ func reply(w http.ResponseWriter, v any, err error) {
 	}
 	if err != nil {
 		code := http.StatusInternalServerError
-		switch {
-		case errors.Is(err, ErrNotFound):
-			code = http.StatusNotFound
-		case errors.Is(err, ErrBadRequest):
-			code = http.StatusBadRequest
-		case errors.Is(err, ErrFailed):
-			code = http.StatusConflict
-		case errors.Is(err, ErrNotSupported):
-			code = http.StatusNotImplemented
+		for _, k := range errorCodes {
+			if errors.Is(err, k.err) {
+				code = k.code
+				break
+			}
 		}
 		writeJSON(w, code, errorReply{Error: err.Error(), Body: body})
 		return
