@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vigil-bosh/vigil/monitrc"
+	"github.com/vigil-bosh/vigil/procstat"
 	"github.com/vigil-bosh/vigil/supervise"
 )
 
@@ -267,25 +268,15 @@ func livePid(path string) (pid, fd int, ok bool) {
 	return pid, fd, true
 }
 
-// StartTime returns a process's start time in clock ticks since boot
-// (field 22 of /proc/PID/stat).
+// StartTime returns a live (not zombie) process's start time in clock
+// ticks since boot.
 func StartTime(pid int) (uint64, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	st, err := procstat.ReadStat(pid)
 	if err != nil {
 		return 0, fmt.Errorf("read process stat: %w", err)
 	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, errors.New("malformed process stat")
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return 0, errors.New("malformed process stat")
-	}
-	// After the command come state (field 3) ... starttime (field 22).
-	if f[0] == "Z" {
+	if st.State == 'Z' {
 		return 0, errors.New("process is a zombie")
 	}
-	return strconv.ParseUint(f[19], 10, 64)
+	return st.StartTicks, nil
 }

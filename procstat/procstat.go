@@ -29,6 +29,7 @@ type Stat struct {
 	// CPUTicks is user+system time of the process itself; ChildTicks that
 	// of its children it has waited for (and theirs), in USER_HZ ticks.
 	CPUTicks, ChildTicks uint64
+	StartTicks           uint64 // when it started, in USER_HZ ticks since boot
 	RSSBytes             int64
 }
 
@@ -67,6 +68,7 @@ func parseStat(line []byte) (Stat, error) {
 		State:      f[0][0],
 		CPUTicks:   field(14) + field(15),
 		ChildTicks: field(16) + field(17),
+		StartTicks: field(22),
 		RSSBytes:   int64(field(24)) * int64(os.Getpagesize()),
 	}, nil
 }
