@@ -112,6 +112,19 @@ func drainOnce(m control.Manager, c Config, budget time.Duration, log *slog.Logg
 // DrainAll unmonitors every process m supervises, so that a drain script
 // may stop its own process without it coming back, then runs the drains.
 func DrainAll(ctx context.Context, m control.Manager, o lifecycle.DrainOptions) error {
+	if err := UnmonitorAll(ctx, m); err != nil {
+		return err
+	}
+	rep, err := lifecycle.Drain(ctx, o)
+	if err != nil {
+		return err
+	}
+	return rep.Err()
+}
+
+// UnmonitorAll unmonitors every job m supervises (the first step of a
+// drain). Reaching no daemon is an error matching control.ErrNoDaemon.
+func UnmonitorAll(ctx context.Context, m control.Manager) error {
 	st, err := m.Status(ctx)
 	if err != nil {
 		return fmt.Errorf("drain: %w", err)
@@ -126,9 +139,5 @@ func DrainAll(ctx context.Context, m control.Manager, o lifecycle.DrainOptions) 
 			return fmt.Errorf("unmonitoring services: %w", err)
 		}
 	}
-	rep, err := lifecycle.Drain(ctx, o)
-	if err != nil {
-		return err
-	}
-	return rep.Err()
+	return nil
 }

@@ -118,17 +118,18 @@ func runDrain(args []string) error {
 	return stamps.WaitAll(ctx)
 }
 
-// drainAll unmonitors through the daemon when one runs, then drains.
+// drainAll unmonitors through the daemon when one runs, then drains and
+// prints each job's outcome.
 func drainAll(ctx context.Context, c *control.Client, o lifecycle.DrainOptions) error {
-	if _, err := c.Status(ctx); errors.Is(err, control.ErrNoDaemon) {
-		rep, err := lifecycle.Drain(ctx, o)
-		if err != nil {
-			return err
-		}
-		printReport(rep)
-		return rep.Err()
+	if err := container.UnmonitorAll(ctx, c); err != nil && !errors.Is(err, control.ErrNoDaemon) {
+		return err
 	}
-	return container.DrainAll(ctx, c, o)
+	rep, err := lifecycle.Drain(ctx, o)
+	if err != nil {
+		return err
+	}
+	printReport(rep)
+	return rep.Err()
 }
 
 func printReport(rep lifecycle.Report) {
