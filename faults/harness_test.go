@@ -71,7 +71,9 @@ func runDaemon(root string) int {
 	defer stop()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, unix.SIGHUP)
+	reopener := make(chan struct{})
 	go func() {
+		defer close(reopener)
 		for range hup {
 			if err := d.ReopenLogs(ctx); err != nil {
 				log.Error("reopen logs", "error", err)
@@ -80,6 +82,7 @@ func runDaemon(root string) int {
 			}
 		}
 	}()
+	defer func() { signal.Stop(hup); close(hup); <-reopener }() // no reopen after Run
 	if err := d.Run(ctx); err != nil {
 		log.Error("run", "error", err)
 		return 1
