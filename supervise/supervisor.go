@@ -45,6 +45,8 @@ const (
 type Config struct {
 	ID     ID
 	Timing Timing
+	// Runner starts the process. A supervisor without one can only adopt
+	// (and stop) a running process: a start fails.
 	Runner Runner
 	// OnChange, if set, is called from the supervisor's goroutine after each
 	// change of its Status. It must not block.
@@ -168,10 +170,9 @@ type loop struct {
 	warnings []string // of the latest instance to run
 	timer    *time.Timer
 	waiters  []waiter
-	// While stopping, an exit whose process is still ending waits here
-	// until reaped is closed.
-	pending *Exit
-	reaped  <-chan struct{}
+	// reaped is closed once the process whose exit was reported while it
+	// was still ending is gone; watched while the machine holds that exit.
+	reaped <-chan struct{}
 	// The probes of the running instance, and their latest results.
 	prober    *prober
 	probeC    chan probeReport
@@ -186,20 +187,9 @@ func (s *Supervisor) Run(ctx context.Context) {
 	l.timer.Stop()
 	defer l.timer.Stop()
 	defer l.stopProber()
-	l.m.since = time.Now()
-	l.m.unmonitored = s.cfg.Unmonitored
-	if p := s.cfg.Adopt; p != nil {
-		l.proc, l.pid = p, p.PID()
-		l.m.state, l.m.wantUp, l.m.gen, l.m.startedAt = Running, true, 1, l.m.since
-		select { // a Running report already waiting is part of the adoption
-		case pe, ok := <-p.Events():
-			if ok && pe.Running {
-				l.execPID = pe.ExecPID
-			} else {
-				l.processEvent(pe, ok)
-			}
-		default:
-		}
+	l.m = machine{since: time.Now(), unmonitored: s.cfg.Unmonitored}
+	if s.cfg.Adopt != nil {
+		l.handleNested(event{kind: evAdopt})
 	}
 	l.syncProber()
 	l.publish()
@@ -212,6 +202,10 @@ func (s *Supervisor) Run(ctx context.Context) {
 				ready = n.Ready()
 			}
 		}
+		var reaped <-chan struct{}
+		if l.m.pending != nil {
+			reaped = l.reaped
+		}
 		select {
 		case rep := <-l.probeC:
 			l.probeResult(rep)
@@ -222,13 +216,14 @@ func (s *Supervisor) Run(ctx context.Context) {
 		case c := <-s.cmds:
 			l.command(c)
 		case pe, ok := <-events:
-			l.processEvent(pe, ok)
+			if ev, ok := l.fromProcess(pe, ok); ok {
+				l.handle(ev)
+			}
 		case <-l.timer.C:
 			l.handle(event{kind: evTimer})
-		case <-l.reaped:
-			e := *l.pending
-			l.pending, l.reaped = nil, nil
-			l.handle(event{kind: evExit, exit: e})
+		case <-reaped:
+			l.reaped = nil
+			l.handle(event{kind: evReaped})
 		case <-ctx.Done():
 			l.answerAll()
 			return
@@ -263,25 +258,24 @@ func (l *loop) command(c command) {
 	l.waiters = append(l.waiters, w)
 }
 
-func (l *loop) processEvent(pe ProcessEvent, ok bool) {
+// fromProcess takes in a report of the current process and returns the
+// event it is for the machine, if any.
+func (l *loop) fromProcess(pe ProcessEvent, ok bool) (event, bool) {
 	switch {
 	case !ok:
 		l.proc, l.pid, l.execPID = nil, 0, 0
+		return event{}, false
 	case pe.Running:
 		l.execPID, l.warnings = pe.ExecPID, pe.Warnings
-		l.handle(event{kind: evRunning})
-	default:
-		l.proc, l.pid, l.execPID = nil, 0, 0
-		e := pe.Exit
-		if e.At.IsZero() {
-			e.At = time.Now()
-		}
-		if l.m.state == Stopping && pe.Reaped != nil {
-			l.pending, l.reaped = &e, pe.Reaped
-			return
-		}
-		l.handle(event{kind: evExit, exit: e})
+		return event{kind: evRunning}, true
 	}
+	l.proc, l.pid, l.execPID = nil, 0, 0
+	e := pe.Exit
+	if e.At.IsZero() {
+		e.At = time.Now()
+	}
+	l.reaped = pe.Reaped
+	return event{kind: evExit, exit: e, ending: pe.Reaped != nil}, true
 }
 
 // handle applies one event: the transition, its effects, then publishing.
@@ -298,12 +292,9 @@ func (l *loop) handle(ev event) {
 func (l *loop) apply(f effect) {
 	switch f.kind {
 	case fxSpawn:
-		p, err := l.cfg.Runner.Start(l.ctx)
-		if err != nil {
-			l.handleNested(event{kind: evExit, exit: Exit{Err: err.Error(), At: time.Now()}})
-			return
-		}
-		l.proc, l.pid, l.execPID = p, p.PID(), 0
+		l.spawn()
+	case fxAdopt:
+		l.adopt()
 	case fxSignal:
 		if l.proc != nil {
 			_ = l.proc.Signal(f.sig) // a process that is gone reports its exit
@@ -324,6 +315,37 @@ func (l *loop) apply(f effect) {
 		if l.cfg.OnLimit != nil {
 			l.cfg.OnLimit()
 		}
+	}
+}
+
+// errNoRunner is the failed start of a supervisor configured without a
+// Runner (one that only adopts and stops).
+var errNoRunner = errors.New("no runner: this supervisor only takes over a running process")
+
+func (l *loop) spawn() {
+	var p Process
+	err := errNoRunner
+	if l.cfg.Runner != nil {
+		p, err = l.cfg.Runner.Start(l.ctx)
+	}
+	if err != nil {
+		l.handleNested(event{kind: evExit, exit: Exit{Err: err.Error(), At: time.Now()}})
+		return
+	}
+	l.proc, l.pid, l.execPID = p, p.PID(), 0
+}
+
+// adopt takes the configured process over. A report it has already sent
+// (it runs, or it has ended meanwhile) is part of the adoption.
+func (l *loop) adopt() {
+	p := l.cfg.Adopt
+	l.proc, l.pid = p, p.PID()
+	select {
+	case pe, ok := <-p.Events():
+		if ev, ok := l.fromProcess(pe, ok); ok {
+			l.handleNested(ev)
+		}
+	default:
 	}
 }
 
