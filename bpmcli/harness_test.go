@@ -212,11 +212,8 @@ func (r *root) stopDaemon() {
 func (r *root) stopLeftovers() {
 	files, _ := filepath.Glob(filepath.Join(r.layout.Root(), "sys", "run", "bpm", "*", "*.pid"))
 	for _, f := range files {
-		it, err := proc.FindInit(r.layout, filepath.Base(filepath.Dir(f)), strings.TrimSuffix(filepath.Base(f), ".pid"))
-		if err == nil {
-			it.Stop(syscall.SIGKILL, supervise.Timing{StopTimeout: time.Millisecond})
-			it.Close()
-		}
+		proc.Stop(r.layout, filepath.Base(filepath.Dir(f)), strings.TrimSuffix(filepath.Base(f), ".pid"),
+			supervise.Timing{StopSignal: syscall.SIGKILL, StopTimeout: time.Millisecond})
 	}
 }
 
