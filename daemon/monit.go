@@ -31,33 +31,6 @@ type monitLoad struct {
 	ids map[string]supervise.ID // by lower-cased service name
 }
 
-// BPMShim returns the job and process a start program names when it is
-// the bpm shim (ROOT/jobs/bpm/bin/bpm start JOB [-p PROC]).
-func BPMShim(l boshpath.Layout, p *monitrc.Program) (supervise.ID, bool) {
-	if p == nil || len(p.Argv) < 3 || p.Argv[1] != "start" {
-		return supervise.ID{}, false
-	}
-	bin := filepath.Clean(p.Argv[0])
-	if bin != "/var/vcap/jobs/bpm/bin/bpm" && bin != filepath.Join(l.JobDir("bpm"), "bin", "bpm") {
-		return supervise.ID{}, false
-	}
-	id := supervise.ID{Job: p.Argv[2], Process: p.Argv[2]}
-	rest := p.Argv[3:]
-	switch {
-	case len(rest) == 0:
-	case len(rest) == 2 && (rest[0] == "-p" || rest[0] == "--process"):
-		id.Process = rest[1]
-	case len(rest) == 1 && strings.HasPrefix(rest[0], "--process="):
-		id.Process = strings.TrimPrefix(rest[0], "--process=")
-	default:
-		return supervise.ID{}, false
-	}
-	if boshpath.CheckName(id.Job) != nil || boshpath.CheckName(id.Process) != nil {
-		return supervise.ID{}, false
-	}
-	return id, true
-}
-
 var jobFilePrefix = regexp.MustCompile(`^[0-9]{4}_`)
 
 // fileJob names the job a control file belongs to: ROOT/jobs/JOB/monit,
@@ -91,7 +64,7 @@ func (d *Daemon) loadMonit() (*monitLoad, []control.Problem) {
 			continue
 		}
 		key := strings.ToLower(s.Name)
-		if id, ok := BPMShim(d.cfg.Layout, s.Start); ok {
+		if id, ok := monitcompat.BPMShim(d.cfg.Layout, s.Start); ok {
 			m.bpm[key], m.ids[key] = id, id
 			continue
 		}
@@ -135,28 +108,6 @@ func sameService(a, b *monitrc.Service) bool {
 	return reflect.DeepEqual(x, y)
 }
 
-// staticUnit stands for a check that vigil does not supervise (file,
-// host): it only keeps the monitoring flag.
-type staticUnit struct{ mon chan int }
-
-func newStaticUnit() *staticUnit {
-	u := &staticUnit{mon: make(chan int, 1)}
-	u.mon <- monitcompat.Monitored
-	return u
-}
-
-func (u *staticUnit) set(v int) { <-u.mon; u.mon <- v }
-
-func (u *staticUnit) Start(context.Context) error     { u.set(monitcompat.Monitored); return nil }
-func (u *staticUnit) Stop(context.Context) error      { u.set(monitcompat.NotMonitored); return nil }
-func (u *staticUnit) Monitor(context.Context) error   { u.set(monitcompat.Monitored); return nil }
-func (u *staticUnit) Unmonitor(context.Context) error { u.set(monitcompat.NotMonitored); return nil }
-func (u *staticUnit) Status() monitcompat.UnitStatus {
-	v := <-u.mon
-	u.mon <- v
-	return monitcompat.UnitStatus{Running: true, Monitor: v, Collected: time.Now()}
-}
-
 // buildEngine makes the monit engine for a load, over the supervisors of
 // the tree. Units of unchanged static checks are kept.
 func (d *Daemon) buildEngine(m *monitLoad, old *monitcompat.Engine) *monitcompat.Engine {
@@ -178,13 +129,13 @@ func (d *Daemon) buildEngine(m *monitLoad, old *monitcompat.Engine) *monitcompat
 		}
 		if old != nil {
 			if u, ok := old.Unit(s.Name); ok {
-				if su, ok := u.(*staticUnit); ok {
+				if su, ok := u.(*monitcompat.FlagUnit); ok {
 					units[s.Name] = su
 					continue
 				}
 			}
 		}
-		units[s.Name] = newStaticUnit()
+		units[s.Name] = monitcompat.NewFlagUnit()
 	}
 	inc := time.Now().Unix()
 	last := d.loadMonitState().Incarnation
