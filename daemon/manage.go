@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/backend"
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/supervise"
 )
@@ -28,7 +28,7 @@ func (d *Daemon) Status(context.Context) (control.Status, error) {
 	}
 	if d.tree != nil {
 		for _, s := range d.tree.List() {
-			st.Processes = append(st.Processes, processStatus(s.Status()))
+			st.Processes = append(st.Processes, backend.ProcessStatus(s.Status()))
 		}
 	}
 	if err := d.usage.Fill(st.Processes); err != nil { // resource use from /proc: see usage.go
@@ -81,7 +81,7 @@ func (d *Daemon) Act(ctx context.Context, req control.ActionRequest) ([]control.
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		out[i] = processStatus(st)
+		out[i] = backend.ProcessStatus(st)
 		if why := unsettled(verb, st); why != "" {
 			failed = append(failed, st.ID.String()+" "+why)
 		}
@@ -115,12 +115,9 @@ func unsettled(verb supervise.Verb, st supervise.Status) string {
 
 // Signal implements control.Manager.
 func (d *Daemon) Signal(ctx context.Context, req control.SignalRequest) error {
-	sig, err := control.ParseSignal(req.Signal)
+	sig, err := backend.SignalOf(req)
 	if err != nil {
-		return control.Errorf(control.ErrBadRequest, "%v", err)
-	}
-	if req.Process == "" {
-		return control.Errorf(control.ErrBadRequest, "signal needs a process")
+		return err
 	}
 	sups, err := d.targets(req.Job, req.Process)
 	if err != nil {
@@ -134,13 +131,8 @@ func (d *Daemon) Signal(ctx context.Context, req control.SignalRequest) error {
 
 // targets finds the supervisors that a job and optional process name.
 func (d *Daemon) targets(jobName, procName string) ([]*supervise.Supervisor, error) {
-	if err := boshpath.CheckName(jobName); err != nil {
-		return nil, control.Errorf(control.ErrBadRequest, "job: %v", err)
-	}
-	if procName != "" {
-		if err := boshpath.CheckName(procName); err != nil {
-			return nil, control.Errorf(control.ErrBadRequest, "process: %v", err)
-		}
+	if err := backend.CheckTarget(jobName, procName); err != nil {
+		return nil, err
 	}
 	var out []*supervise.Supervisor
 	if d.tree != nil {

@@ -13,9 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vigil-bosh/vigil/backend"
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
-	"github.com/vigil-bosh/vigil/daemon"
 	"github.com/vigil-bosh/vigil/job"
 	"github.com/vigil-bosh/vigil/pidfile"
 )
@@ -45,8 +45,8 @@ type Driver struct {
 	ctl     systemctl
 	log     *slog.Logger
 	started time.Time
-	usage   daemon.UsageCache // resource use in statuses, one /proc pass a second
-	mu      sync.Mutex        // serialises reloads and actions
+	usage   backend.UsageCache // resource use in statuses, one /proc pass a second
+	mu      sync.Mutex         // serialises reloads and actions
 	cur     atomic.Pointer[loaded]
 	changes chan struct{} // replaced at each change; guarded by chMu
 	chMu    sync.Mutex
@@ -136,7 +136,7 @@ func (d *Driver) Reload(ctx context.Context) (control.ReloadResult, error) {
 	defer d.mu.Unlock()
 	var res control.ReloadResult
 	jobs, warns, errs := job.LoadAll(d.cfg.Layout, d.cfg.Jobs)
-	next := &loaded{jobs: map[string]*job.Job{}, problems: daemon.Problems(errs, warns)}
+	next := &loaded{jobs: map[string]*job.Job{}, problems: backend.Problems(errs, warns)}
 	for _, j := range jobs {
 		next.jobs[j.Name] = j
 	}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/vigil-bosh/vigil/backend"
 	"github.com/vigil-bosh/vigil/boshpath"
-	"github.com/vigil-bosh/vigil/daemon"
 	"github.com/vigil-bosh/vigil/job"
 	"github.com/vigil-bosh/vigil/proc"
 	"github.com/vigil-bosh/vigil/restart"
@@ -63,7 +63,7 @@ func Exec(ctx context.Context, c ExecConfig) (int, error) {
 	t := c.Timing
 	t.StopSignal = p.ShutdownSignal
 	t.Restart = restart.Policy{Mode: restart.Never}
-	probes := daemon.ProbesOf(p, c.Layout, r.Enter)
+	probes := backend.ProbesOf(p, c.Layout, r.Enter)
 	t.Health = supervise.HealthTimingOf(probes, p.Health.Notify != "")
 	ready := func() {}
 	if c.NotifySocket != "" {
