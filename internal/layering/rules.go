@@ -36,6 +36,7 @@ var rules = map[string][]string{
 	"health":              {},
 	"internal/layering":   {},
 	"internal/testproc":   {"procinit", "x/sys/unix"},
+	"internal/testroot":   {"boshpath", "internal/testproc"},
 	"job":                 {"boshpath", "yaml"},
 	"lifecycle":           {"boshpath", "x/sys/unix"},
 	"logtail":             {"x/sys/unix"},
