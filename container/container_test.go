@@ -354,7 +354,7 @@ func below(pid, ancestor int) bool {
 func buildVigil(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "vigil")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/vigil")
+	build := exec.Command("go", "build", "-o", bin, "github.com/vigil-bosh/vigil/cmd/vigil") // from wherever this package lives
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
