@@ -278,27 +278,7 @@ func onExit(m machine, e Exit, now time.Time, t Timing) (machine, []effect) {
 	m.lastExit = &e
 	switch m.state {
 	case Stopping:
-		after := m.after
-		m.stage, m.after = 0, afterStop{}
-		fx := []effect{{kind: fxDisarm}}
-		switch after.then {
-		case thenFail:
-			m.state = Failed
-			return m, fx
-		case thenRestart:
-			if after.delay > 0 {
-				m.state = Backoff
-				return m, []effect{{kind: fxArm, d: after.delay}}
-			}
-			m, more := spawn(m, now)
-			return m, append(fx, more...)
-		case thenStart:
-			m.history = restart.History{}
-			m, more := spawn(m, now)
-			return m, append(fx, more...)
-		}
-		m.state = Stopped
-		return m, fx
+		return afterStopping(m, now)
 	case Starting, Running:
 		if m.unmonitored {
 			m.state = Stopped // not supervised: nobody restarts it
@@ -335,6 +315,32 @@ func onExit(m machine, e Exit, now time.Time, t Timing) (machine, []effect) {
 		return spawn(m, now)
 	}
 	return m, nil // no process in the other states: a stale report
+}
+
+// afterStopping carries out a stop's after-stop choice once its process
+// has exited.
+func afterStopping(m machine, now time.Time) (machine, []effect) {
+	after := m.after
+	m.stage, m.after = 0, afterStop{}
+	fx := []effect{{kind: fxDisarm}}
+	switch after.then {
+	case thenFail:
+		m.state = Failed
+		return m, fx
+	case thenRestart:
+		if after.delay > 0 {
+			m.state = Backoff
+			return m, []effect{{kind: fxArm, d: after.delay}}
+		}
+		m, more := spawn(m, now)
+		return m, append(fx, more...)
+	case thenStart:
+		m.history = restart.History{}
+		m, more := spawn(m, now)
+		return m, append(fx, more...)
+	}
+	m.state = Stopped
+	return m, fx
 }
 
 // settleExit ends a process that is not restarted: a clean exit is
