@@ -1,7 +1,8 @@
-// Package daemon wires vigil together: it loads the jobs, runs a supervisor
-// per process through the native runner, serves the control API, reloads on
-// request, and stops everything on the way out. It implements
-// control.Manager.
+// Package daemon is the native back end: it loads the jobs (backend), runs
+// a supervisor per process through the native runner (proc), serves the
+// control API and its event stream, applies each reload's plan, hosts the
+// monit personality as an extension (monitext), and stops everything on
+// the way out. It implements control.Manager and control.EventSource.
 package daemon
 
 import (
