@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/vigil-bosh/vigil/backend"
@@ -146,17 +145,5 @@ func (d *Daemon) targets(jobName, procName string) ([]*supervise.Supervisor, err
 		return out, nil
 	}
 	cur := d.cur.Load()
-	if i := slices.IndexFunc(cur.problems, func(p control.Problem) bool {
-		return p.Job == jobName && p.Severity == "error"
-	}); i >= 0 {
-		return nil, control.Errorf(control.ErrNotFound, "job %s has configuration errors (%s)", jobName, cur.problems[i].File)
-	}
-	j, ok := cur.jobs[jobName]
-	switch {
-	case !ok:
-		return nil, control.Errorf(control.ErrNotFound, "no job %s is supervised (looked for %s)", jobName, d.cfg.Layout.BPMConfig(jobName))
-	case j.Errand:
-		return nil, control.Errorf(control.ErrNotFound, "job %s is an errand: run it with bpm run", jobName)
-	}
-	return nil, control.Errorf(control.ErrNotFound, "process %q not present in job configuration (%s)", procName, j.ConfigPath)
+	return nil, backend.NotFound(d.cfg.Layout, cur.jobs, cur.problems, jobName, procName)
 }

@@ -174,8 +174,5 @@ func (d *Driver) targets(jobName, procName string) ([]service, error) {
 	if len(out) > 0 {
 		return out, nil
 	}
-	if _, ok := cur.jobs[jobName]; !ok {
-		return nil, control.Errorf(control.ErrNotFound, "no job %s is supervised (looked for %s)", jobName, d.cfg.Layout.BPMConfig(jobName))
-	}
-	return nil, control.Errorf(control.ErrNotFound, "process %q not present in job configuration (%s)", procName, d.cfg.Layout.BPMConfig(jobName))
+	return nil, backend.NotFound(d.cfg.Layout, cur.jobs, cur.problems, jobName, procName)
 }
