@@ -167,7 +167,8 @@ func next(m machine, ev event, now time.Time, t Timing) (machine, []effect) {
 		}
 	case evExit:
 		if ev.ending && m.state == Stopping {
-			m.pending = &ev.exit // the stop settles once the process is reaped
+			e := ev.exit // a copy: ev itself stays on the stack
+			m.pending = &e // the stop settles once the process is reaped
 			break
 		}
 		m, fx = onExit(m, ev.exit, now, t)
