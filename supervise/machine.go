@@ -167,7 +167,7 @@ func next(m machine, ev event, now time.Time, t Timing) (machine, []effect) {
 		}
 	case evExit:
 		if ev.ending && m.state == Stopping {
-			e := ev.exit // a copy: ev itself stays on the stack
+			e := ev.exit   // a copy: ev itself stays on the stack
 			m.pending = &e // the stop settles once the process is reaped
 			break
 		}
