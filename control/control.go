@@ -108,6 +108,9 @@ type ProcessStatus struct {
 	Restarts    int       `json:"restarts"`
 	Since       time.Time `json:"since"`
 	LastExit    *Exit     `json:"last_exit,omitempty"`
+	// Stop, while the process is stopping, is where the stop ladder
+	// stands; nil in the other states.
+	Stop *StopProgress `json:"stop,omitempty"`
 	// Warnings name the isolation and limits not enforced for the latest
 	// instance (e.g. not running as root, a missing cgroup controller).
 	Warnings []string `json:"warnings,omitempty"`
@@ -161,6 +164,32 @@ type Exit struct {
 	Error       string    `json:"error,omitempty"`
 	At          time.Time `json:"at"`
 	Description string    `json:"description"`
+	// StopStep, for an exit that ended a stop, is the last step of the
+	// stop ladder taken (as in StopProgress), StoppedBy that step's
+	// signal and StopSeconds how long the stop took: "kill", "SIGKILL",
+	// 17 is a process that ignored both SIGTERM and SIGQUIT.
+	StopStep    string  `json:"stop_step,omitempty"`
+	StoppedBy   string  `json:"stopped_by,omitempty"`
+	StopSeconds float64 `json:"stop_seconds,omitempty"`
+}
+
+// The steps of the stop ladder, in order, for StopProgress.Step and
+// Exit.StopStep.
+const (
+	StepSignal    = "signal"     // the shutdown signal (SIGTERM or SIGINT)
+	StepQuit      = "quit"       // SIGQUIT, after 15 s
+	StepKill      = "kill"       // SIGKILL to the whole tree, 2 s later
+	StepForceKill = "force-kill" // SIGKILL to the init itself, 5 s later
+)
+
+// StopProgress is where a stop stands: the ladder's latest step (one of
+// the Step constants) and its signal, when the stop began and when the
+// step was taken.
+type StopProgress struct {
+	Step   string    `json:"step"`
+	Signal string    `json:"signal"`
+	Began  time.Time `json:"began"`
+	StepAt time.Time `json:"step_at"`
 }
 
 // Problem is a configuration error (the job does not run, or keeps its

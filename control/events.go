@@ -38,6 +38,7 @@ const (
 	EventOOMKilled      = "oom-killed"      // the kernel's OOM killer ended it
 	EventBackoff        = "backoff"         // a restart waits for its delay
 	EventStopping       = "stopping"        // the stop ladder has begun
+	EventEscalated      = "escalated"       // the stop went on to SIGQUIT or SIGKILL (Message says which, and after how long)
 	EventStopped        = "stopped"         // down, as asked
 	EventGaveUp         = "gave-up"         // failed: no restart will follow
 	EventProbeFailed    = "probe-failed"    // a probe failed after passing (Message names it)

@@ -210,6 +210,7 @@ func (l *loop) publish() {
 	st := &Status{
 		ID: l.cfg.ID, State: l.m.state, WantUp: l.m.wantUp, Unmonitored: l.m.unmonitored, PID: l.pid, ExecPID: l.execPID,
 		Restarts: l.m.restarts, Gen: l.m.gen, Since: l.m.since, LastExit: l.m.lastExit, Warnings: l.warnings,
+		Stop: l.m.ladder(l.m.stageAt),
 	}
 	st.Health, st.Ready = healthOf(l.m, l.cfg.Timing.Health)
 	for _, r := range l.lastProbe {
