@@ -59,6 +59,13 @@ func (c *Client) Reload(ctx context.Context) (ReloadResult, error) {
 	return r, err
 }
 
+// PlanReload implements ReloadPlanner: what a reload would do.
+func (c *Client) PlanReload(ctx context.Context) (ReloadResult, error) {
+	var r ReloadResult
+	err := c.call(ctx, http.MethodGet, "/v1/reload/plan", nil, &r)
+	return r, err
+}
+
 // remoteError is an error the daemon answered with; Is maps its HTTP status
 // back to the package's error values.
 type remoteError struct {

@@ -33,7 +33,10 @@ var (
 	ErrNotFound   = errors.New("not found")
 	ErrBadRequest = errors.New("bad request")
 	ErrFailed     = errors.New("action failed")
-	ErrNoDaemon   = errors.New("the vigil daemon is not running")
+	// ErrTimeout is a wait that ran out of time: the action goes on in
+	// the daemon, and the statuses at that moment come with the error.
+	ErrTimeout  = errors.New("timed out")
+	ErrNoDaemon = errors.New("the vigil daemon is not running")
 )
 
 // Error is an error of one of the kinds above whose text is its message
@@ -65,12 +68,40 @@ const (
 )
 
 // ActionRequest names an action and its target: every process of Job, or
-// just Process when it is set.
+// just Process when it is set, and what the reply waits for.
 type ActionRequest struct {
 	Action  string `json:"action"`
 	Job     string `json:"job"`
 	Process string `json:"process,omitempty"`
+	// Wait is what the reply waits for (one of the Wait constants); ""
+	// is WaitSettled.
+	Wait string `json:"wait,omitempty"`
+	// TimeoutSeconds bounds a WaitRunning or WaitReady wait (0: none).
+	// When it runs out the reply is ErrTimeout with the statuses at that
+	// moment; the action goes on.
+	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
+	// UptimeSeconds is how long a started process must stay up for a
+	// WaitRunning or WaitReady wait to succeed (0: at once).
+	UptimeSeconds float64 `json:"uptime_seconds,omitempty"`
 }
+
+// What an action's reply waits for.
+const (
+	// WaitSettled (the default): start and restart reply once the process
+	// has been exec'd (or failed, or backed off after an attempt); stop
+	// once nothing of it is left; monitor and unmonitor at once.
+	WaitSettled = "settled"
+	// WaitNone replies as soon as the command is given.
+	WaitNone = "none"
+	// WaitRunning (start, restart): the new instance runs and has stayed
+	// up for UptimeSeconds. An exit on the way fails the wait. For stop it
+	// is WaitSettled.
+	WaitRunning = "running"
+	// WaitReady is WaitRunning and ready too: past its startup probe and
+	// ready by its readiness probe or notification (a process without
+	// them is ready once it runs).
+	WaitReady = "ready"
+)
 
 // SignalRequest sends Signal (a name such as "HUP" or "SIGUSR1") to one process.
 type SignalRequest struct {
@@ -93,6 +124,9 @@ type DaemonInfo struct {
 	Root    string    `json:"root"`
 	Backend string    `json:"backend"`
 	Started time.Time `json:"started"`
+	// Drain, in container mode once a drain has begun, is where it
+	// stands (see Drainer).
+	Drain *DrainState `json:"drain,omitempty"`
 }
 
 // ProcessStatus is one supervised process.
@@ -205,9 +239,24 @@ type Problem struct {
 
 // ReloadResult says what a reload did, by "JOB/PROC" names.
 type ReloadResult struct {
-	Started   []string  `json:"started,omitempty"`
-	Stopped   []string  `json:"stopped,omitempty"`
-	Restarted []string  `json:"restarted,omitempty"`
-	Unchanged []string  `json:"unchanged,omitempty"`
-	Problems  []Problem `json:"problems,omitempty"`
+	Started   []string `json:"started,omitempty"`
+	Stopped   []string `json:"stopped,omitempty"`
+	Restarted []string `json:"restarted,omitempty"`
+	Unchanged []string `json:"unchanged,omitempty"`
+	// Rejected names the jobs whose configuration failed to load: each
+	// keeps what it runs (its previous configuration, or nothing).
+	Rejected []string  `json:"rejected,omitempty"`
+	Problems []Problem `json:"problems,omitempty"`
+	// DryRun: nothing was done; the lists say what a reload would do.
+	DryRun bool `json:"dry_run,omitempty"`
+}
+
+// ReloadPlanner is a Manager that can say what a reload would do without
+// doing it (GET /v1/reload/plan); the server answers ErrNotSupported for
+// one that cannot.
+type ReloadPlanner interface {
+	// PlanReload reads the configuration as Reload does and returns what
+	// Reload would start, stop, restart and keep, and the problems it would
+	// find, with DryRun set. It changes nothing.
+	PlanReload(ctx context.Context) (ReloadResult, error)
 }

@@ -83,6 +83,7 @@ type loaded struct {
 	specs    map[supervise.ID]spec
 	runners  map[supervise.ID]*proc.Runner
 	problems []control.Problem
+	rejected []string // the jobs whose configuration failed to load
 	extended bool     // the extension decides what runs, and persists operators' stops
 	deps     depGraph // depends_on: start levels of the wanted processes
 }
