@@ -42,6 +42,10 @@ type Config struct {
 	// ControlOptions are passed to the control server (e.g. a request
 	// observer for the metrics).
 	ControlOptions []control.ServeOption
+	// Console also copies each process's output to the daemon's own stdout
+	// and stderr, each line prefixed with JOB/PROC (vigil container
+	// --console: the container's output, for kubectl logs).
+	Console bool
 }
 
 // spareInits is how many inits the daemon keeps started ahead of need: a

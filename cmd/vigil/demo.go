@@ -11,17 +11,18 @@ import (
 	"github.com/vigil-bosh/vigil/demo"
 )
 
-func runDemo(args []string) error {
-	c := newCommand("demo")
-	keep := c.fs.Bool("keep", false, "keep the demo root afterwards")
-	web := c.fs.String("web", "", "the examples/web binary (default: \"web\" next to vigil)")
-	pos, err := c.parse(args)
-	if err != nil {
-		return err
+func defineDemo(c *command) func([]string) error {
+	keep := c.Bool("keep", "keep the demo root afterwards")
+	web := c.String("web", "", "the examples/web `BINARY` (default: \"web\" next to vigil)")
+	c.completes(completeFile)
+	return func(pos []string) error {
+		return demoRun(*keep, *web)
 	}
-	if len(pos) > 0 {
-		return usageError("demo takes no arguments")
-	}
+}
+
+// demoRun runs the demo (see defineDemo).
+func demoRun(keep bool, webBinary string) error {
+	web := &webBinary
 	if *web == "" {
 		if self, err := os.Executable(); err == nil {
 			*web = filepath.Join(filepath.Dir(self), "web")
@@ -31,7 +32,7 @@ func runDemo(args []string) error {
 	if err != nil {
 		return err
 	}
-	if !*keep {
+	if !keep {
 		defer os.RemoveAll(dir)
 	}
 	root, err := demo.Setup(dir, *web)
@@ -54,7 +55,7 @@ func runDemo(args []string) error {
 			writeStatus(w, st, isTerminal(os.Stdout))
 		},
 	})
-	if *keep {
+	if keep {
 		fmt.Printf("demo root kept at %s\n", dir)
 	}
 	return err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"log/slog"
 	"net/http"
 
@@ -21,16 +20,20 @@ type httpOptions struct {
 	metrics http.Handler
 }
 
-func (o *httpOptions) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.addr, "http", "", "serve the status page (and /metrics) on this `host:port`, e.g. 127.0.0.1:2823")
-	fs.StringVar(&o.credentials, "http-credentials", "", "`file` of user:password lines for the status page (default: generated into ROOT/sys/run/vigil/http-credentials)")
-	fs.BoolVar(&o.allowRemote, "http-allow-remote", false, "let --http listen on an address that is not loopback")
+func (o *httpOptions) register(c *command) {
+	c.define("http", "serve the status page (and /metrics) on this `HOST:PORT`, e.g. 127.0.0.1:2823", "", false,
+		func(n string) { c.fs.StringVar(&o.addr, n, "", "") })
+	c.define("http-credentials", "`FILE` of user:password lines for the status page (default: generated into ROOT/sys/run/vigil/http-credentials)", "", false,
+		func(n string) { c.fs.StringVar(&o.credentials, n, "", "") })
+	c.completes(completeFile)
+	c.define("http-allow-remote", "let --http listen on an address that is not loopback", "", true,
+		func(n string) { c.fs.BoolVar(&o.allowRemote, n, false, "") })
 }
 
 // check refuses page flags given without --http.
-func (o *httpOptions) check() error {
+func (o *httpOptions) check(c *command) error {
 	if o.addr == "" && (o.credentials != "" || o.allowRemote) {
-		return usageError("--http-credentials and --http-allow-remote need --http")
+		return c.usagef("--http-credentials and --http-allow-remote need --http")
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ var rules = map[string][]string{
 	"bench/child":         {"x/sys/unix"},
 	"boshpath":            {},
 	"bpmcli":              {"boshpath", "control", "job", "proc", "supervise", "x/sys/unix"},
-	"cmd/vigil":           {"boshpath", "bpmcli", "container", "control", "daemon", "demo", "job", "lifecycle", "logtail", "metrics", "monitcompat", "proc", "procinit", "systemd", "web", "x/sys/unix"},
+	"cmd/vigil":           {"backend", "boshpath", "bpmcli", "container", "control", "daemon", "demo", "job", "lifecycle", "logtail", "metrics", "monitcompat", "monitrc", "proc", "procinit", "systemd", "web", "x/sys/unix"},
 	"container":           {"boshpath", "control", "daemon", "lifecycle", "supervise", "x/sys/unix"},
 	"control":             {"x/sys/unix"},
 	"daemon":              {"atomicfile", "backend", "boshpath", "control", "job", "monitext", "proc", "supervise"},
