@@ -210,7 +210,7 @@ func TestListAndVersion(t *testing.T) {
 			t.Fatalf("web row readiness %v with daemon %v", w.Ready, r.daemon != nil)
 		}
 		version := r.must("version")
-		if !strings.HasPrefix(version, "1.4.38+vigil.") || r.must("--version") != version {
+		if version != "1.4.38+vigil."+testVersion+"\n" || r.must("--version") != version {
 			t.Fatalf("version %q", version)
 		}
 	})
@@ -230,7 +230,7 @@ func TestInstall(t *testing.T) {
 		t.Fatalf("%s -> %q (%v), want %s", link, target, err, vigil)
 	}
 	out, err := exec.Command(link, "--version").Output()
-	if err != nil || !strings.HasPrefix(string(out), "1.4.38+vigil.") {
+	if err != nil || string(out) != "1.4.38+vigil."+testVersion+"\n" {
 		t.Fatalf("installed bpm --version: %q %v", out, err)
 	}
 	os.Remove(link)
