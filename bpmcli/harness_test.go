@@ -124,6 +124,15 @@ func (r *root) write(path, content string, mode os.FileMode) {
 	}
 }
 
+func (r *root) read(path string) string {
+	r.t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return string(b)
+}
+
 // result is how a command ended.
 type result struct {
 	out, err string
