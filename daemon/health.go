@@ -15,8 +15,8 @@ import (
 // ProbesOf turns a process's health key into a supervisor's probes; the
 // systemd back end's `vigil exec` builds the same ones. An
 // exec probe runs with the process's environment and working directory, and
-// inside its isolation when it has one (enter gives the way in).
-func ProbesOf(p job.Process, l boshpath.Layout, enter func() []string) []supervise.Probe {
+// inside its isolation when it has one (start starts it there).
+func ProbesOf(p job.Process, l boshpath.Layout, start func(*exec.Cmd) error) []supervise.Probe {
 	var out []supervise.Probe
 	roles := []struct {
 		role supervise.ProbeRole
@@ -28,7 +28,7 @@ func ProbesOf(p job.Process, l boshpath.Layout, enter func() []string) []supervi
 		}
 		hp := healthProbe(r.spec, p, l)
 		if hp.Exec != nil {
-			hp.Exec.Enter = enter
+			hp.Exec.Start = start
 		}
 		timeout := r.spec.Timeout
 		out = append(out, supervise.Probe{

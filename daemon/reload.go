@@ -237,7 +237,7 @@ func (d *Daemon) supervisorConfig(id supervise.ID, p job.Process, r *proc.Runner
 	t.Restart = RestartPolicy(t.Restart, p.Restart)
 	t.Health.Notify = p.Health.Notify != ""
 	return supervise.Config{ID: id, Timing: t, Runner: r, OnChange: d.onChange,
-		Probes: ProbesOf(p, d.cfg.Layout, r.Enter), OnLimit: d.limitExec(id, p.Restart.Limit.Exec, p.Environ(d.cfg.Layout))}
+		Probes: ProbesOf(p, d.cfg.Layout, r.StartInside), OnLimit: d.limitExec(id, p.Restart.Limit.Exec, p.Environ(d.cfg.Layout))}
 }
 
 // onChange runs on a supervisor's goroutine after each change: it derives

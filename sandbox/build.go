@@ -40,10 +40,7 @@ func Build(l boshpath.Layout, p job.Process, o Options) (Spec, []string, error) 
 	s := Spec{
 		Root: RootDir(l),
 		Path: p.ResolvedExecutable, Args: append([]string{p.Executable}, p.Args...),
-		Env: insideEnviron(p), Dir: p.Workdir,
-	}
-	if p.Workdir == l.JobDir(p.Job) {
-		s.Dir = l.Inside(p.Workdir) // bpm's default, as the process sees it
+		Env: p.EnvironInside(), Dir: p.WorkdirInside(l),
 	}
 	priv := p.Unsafe.Privileged
 	uid, gid, w := identity(p.User, o.User)
@@ -79,14 +76,6 @@ func Build(l boshpath.Layout, p job.Process, o Options) (Spec, []string, error) 
 		warns = append(warns, "the BOSH root "+l.Root()+" lies under /tmp, which the process sees as its own tmp directory")
 	}
 	return s, warns, nil
-}
-
-// insideEnviron is the process's environment as bpm gives it inside the
-// sandbox: the defaults (TMPDIR, PATH, HOME) name the job's directories
-// below /var/vcap, where they are mounted whatever the root.
-func insideEnviron(p job.Process) []string {
-	inside, _ := boshpath.New(boshpath.DefaultRoot) // an absolute constant: never fails
-	return p.Environ(inside)
 }
 
 // clampRlimits lowers limits above vigil's own hard limits when vigil lacks

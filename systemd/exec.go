@@ -63,7 +63,7 @@ func Exec(ctx context.Context, c ExecConfig) (int, error) {
 	t := c.Timing
 	t.StopSignal = p.ShutdownSignal
 	t.Restart = restart.Policy{Mode: restart.Never}
-	probes := daemon.ProbesOf(p, c.Layout, r.Enter)
+	probes := daemon.ProbesOf(p, c.Layout, r.StartInside)
 	t.Health = supervise.HealthTimingOf(probes, p.Health.Notify != "")
 	ready := func() {}
 	if c.NotifySocket != "" {
