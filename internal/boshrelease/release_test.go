@@ -216,3 +216,33 @@ func lsMode(m os.FileMode) string {
 	}
 	return string(s)
 }
+
+// TestVerify: a tarball this package wrote verifies, one whose archive was
+// changed does not.
+func TestVerify(t *testing.T) {
+	r, err := Read(fixture(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "fixture.tgz")
+	if _, err := Write(r, Meta{Name: "fixture", Version: "1"}, out); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := Verify(out); err != nil || len(m.Jobs) != 2 || len(m.Packages) != 2 {
+		t.Fatalf("%+v %v", m, err)
+	}
+	// The same tarball with release.MF naming another fingerprint.
+	dir := t.TempDir()
+	if err := untar(out, dir); err != nil {
+		t.Fatal(err)
+	}
+	mf, _ := os.ReadFile(filepath.Join(dir, "release.MF"))
+	os.WriteFile(filepath.Join(dir, "release.MF"), []byte(strings.Replace(string(mf), r.Packages[0].Fingerprint, strings.Repeat("0", 64), -1)), 0o644)
+	bad := filepath.Join(t.TempDir(), "bad.tgz")
+	if err := tarGz(dir, []string{"release.MF", "jobs", "packages"}, bad); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Verify(bad); err == nil || !strings.Contains(err.Error(), "fingerprint") {
+		t.Fatalf("a wrong fingerprint verified: %v", err)
+	}
+}
