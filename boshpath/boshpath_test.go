@@ -3,14 +3,14 @@ package boshpath
 import "testing"
 
 func TestInside(t *testing.T) {
-	l, _ := New("/tmp/root")
+	l, _ := New("/srv/root")
 	for in, want := range map[string]string{
-		"/tmp/root":                  "/var/vcap",
-		"/tmp/root/jobs/web":         "/var/vcap/jobs/web",
-		"/tmp/root/sys/log/web/x":    "/var/vcap/sys/log/web/x",
-		"/tmp/rootless/jobs":         "/tmp/rootless/jobs",
+		"/srv/root":                  "/var/vcap",
+		"/srv/root/jobs/web":         "/var/vcap/jobs/web",
+		"/srv/root/sys/log/web/x":    "/var/vcap/sys/log/web/x",
+		"/srv/rootless/jobs":         "/srv/rootless/jobs",
 		"/bin/sh":                    "/bin/sh",
-		"/tmp/root/../elsewhere/foo": "/tmp/root/../elsewhere/foo",
+		"/srv/root/../elsewhere/foo": "/srv/root/../elsewhere/foo",
 	} {
 		if got := l.Inside(in); got != want {
 			t.Errorf("Inside(%q) = %q, want %q", in, got, want)
