@@ -92,7 +92,7 @@ func (c *cli) stop(t target, _ parsed) error {
 		return fmt.Errorf("failed to stop job-process: %w", err)
 	}
 	// With or without a daemon, an init found through the pid file (one a
-	// bpm start left running) is stopped too.
+	// bpm start left running) is stopped too, by the supervisor's own ladder.
 	it, err := proc.FindInit(c.layout, t.job, t.proc)
 	if err != nil {
 		if err := c.removeStale(log, t); err != nil {
@@ -101,8 +101,9 @@ func (c *cli) stop(t target, _ parsed) error {
 		}
 		return cfgErr
 	}
-	defer it.Close()
-	if err := it.Stop(sig, supervise.Timing{}); err != nil {
+	it.Close()
+	err = proc.Stop(c.layout, t.job, t.proc, supervise.Timing{StopSignal: sig})
+	if err != nil && !errors.Is(err, proc.ErrNoInit) { // one that ended meanwhile is stopped
 		log.error("failed-to-stop", err)
 		return fmt.Errorf("failed to stop job-process: %w", err)
 	}

@@ -3,12 +3,11 @@ package daemon
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/testroot"
 )
 
 // TestExecProbeRunsInsideTheSandbox: an exec probe runs in the process's
@@ -21,18 +20,9 @@ func TestExecProbeRunsInsideTheSandbox(t *testing.T) {
 		t.Skip("isolation needs root")
 	}
 	t.Setenv("PATH", t.TempDir())
-	root, err := os.MkdirTemp("/run", "vigil-probe-") // not under /tmp: the sandbox has its own
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	os.Chmod(root, 0o755)
-	l, _ := boshpath.New(root)
-	write := func(job, yml string) {
-		p := l.BPMConfig(job)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(yml), 0o644)
-	}
+	r := testroot.New(t, "/run") // not under /tmp: the sandbox has its own
+	os.Chmod(r.Layout.Root(), 0o755)
+	l, write := r.Layout, r.Config
 	write("web", `processes:
 - name: web
   executable: /bin/sleep
@@ -43,8 +33,7 @@ func TestExecProbeRunsInsideTheSandbox(t *testing.T) {
       period: 50ms
 `)
 	write("other", "processes:\n- name: other\n  executable: /bin/sleep\n  args: [\"1000\"]\n")
-	self, _ := os.Executable()
-	d, err := New(Config{Layout: l, Init: self})
+	d, err := New(Config{Layout: l, Init: r.Self})
 	if err != nil {
 		t.Fatal(err)
 	}
