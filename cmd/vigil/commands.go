@@ -118,9 +118,9 @@ func defineVersion(c *command) func([]string) error {
 		if *asJSON {
 			return writeJSON(os.Stdout, struct {
 				Version string `json:"version"`
-			}{version})
+			}{vigilVersion()})
 		}
-		fmt.Println("vigil", version)
+		fmt.Println("vigil", vigilVersion())
 		return nil
 	}
 }

@@ -50,7 +50,7 @@ func defineContainer(c *command) func([]string) error {
 		}
 		log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 		cfg := container.Config{
-			Daemon: daemon.Config{Layout: l, Version: version, Log: log, Console: *console},
+			Daemon: daemon.Config{Layout: l, Version: vigilVersion(), Log: log, Console: *console},
 			Grace:  *grace, Probes: *probes, Log: log,
 		}
 		if *jobs != "" {
