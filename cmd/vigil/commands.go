@@ -86,7 +86,7 @@ The exit status is 1 when there are errors (with --strict, warnings too), for a 
 			define: defineMan},
 		{name: "version", summary: "print the version",
 			about: `Print vigil's version.`, define: defineVersion},
-		{name: "help", args: "[COMMAND]", summary: "show the commands, or a command's help",
+		{name: "help", args: "[COMMAND [SUBCOMMAND]]", summary: "show the commands, or a command's help",
 			about: `Show every command, or the help of one.`, define: defineHelp, complete: []string{completeCommand}},
 		{name: "__complete", hidden: true, own: runComplete,
 			about: `The candidates for the word being completed (the last argument) after the words before it: what the completion scripts ask.`},

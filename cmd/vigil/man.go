@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
+	"time"
 )
 
 func defineMan(c *command) func([]string) error {
@@ -34,7 +36,7 @@ var manEnv = [][2]string{
 // command definitions as help and completion.
 func writeMan(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
-	p(`.TH VIGIL 8 "" "vigil %s" "System Manager's Manual"`, version)
+	p(`.TH VIGIL 8 %s "vigil %s" "System Manager's Manual"`, manDate(), vigilVersion())
 	p(".SH NAME\nvigil \\- supervise the processes of BOSH jobs")
 	p(".SH SYNOPSIS\n.B vigil\n.I command\n.RI [ flags ]\n.RI [ args ]")
 	p(".SH DESCRIPTION")
@@ -59,6 +61,19 @@ Run as bpm or monit (vigil install makes the links), it answers as bpm 1.4 and m
 		p(".TP\n.I %s\n%s", manEscape(f[0]), manText(f[1]))
 	}
 	p(".SH SEE ALSO\n.BR bpm (1),\n.BR monit (1),\n.BR systemctl (1)")
+}
+
+// manDate is the page's date: the day of the commit the binary was built
+// from, else of the build.
+func manDate() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if t, err := time.Parse(time.RFC3339, s.Value); s.Key == "vcs.time" && err == nil {
+				return t.Format(time.DateOnly)
+			}
+		}
+	}
+	return time.Now().Format(time.DateOnly)
 }
 
 // writeManCommand writes one command's section: its synopsis, what it
