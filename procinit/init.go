@@ -174,7 +174,7 @@ func (it *initProc) run() int {
 	pid, hostPID, err := it.spawnExecutable()
 	it.notify.closeWriter()
 	if err != nil {
-		return it.fail(ExitExecFailed, "exec %s: %v", it.launch.Path, err)
+		return it.fail(ExitExecFailed, "%s", it.execError(err))
 	}
 	it.child = pid
 	it.out.closeWriter()
