@@ -122,7 +122,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	d.started = time.Now()
-	d.pool = proc.NewPool(d.cfg.Init, d.cfg.InitEnv, spareInits, !d.cfg.NoIsolation)
+	d.pool = proc.NewPool(d.cfg.Init, d.cfg.InitEnv, spareInits, !d.cfg.NoIsolation, d.console()...)
 	defer d.pool.Close()
 	treeCtx, cancelTree := context.WithCancel(context.Background())
 	defer cancelTree()
@@ -166,6 +166,15 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.log.Info("stopped", "error", err)
 	return err
+}
+
+// console is where processes' output is copied besides their logs: the
+// daemon's own stdout and stderr with Config.Console, else nothing.
+func (d *Daemon) console() []*os.File {
+	if !d.cfg.Console {
+		return nil
+	}
+	return []*os.File{os.Stdout, os.Stderr}
 }
 
 // Ready is closed once Run has started every process of the first load and

@@ -29,6 +29,9 @@ func Main() int {
 	// spawn). Pinning the main goroutine keeps that thread alive exactly as
 	// long as the init.
 	runtime.LockOSThread()
+	// The container's stdout and stderr, when given (before anything is
+	// opened: the descriptors after the socket's are theirs).
+	conOut, conErr := inheritedConsole()
 	// The executable must not inherit the control socket; and it is made
 	// non-blocking so that its reader waits in the runtime's poller rather
 	// than holding a thread of its own.
@@ -56,7 +59,7 @@ func Main() int {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		fmt.Fprintf(os.Stderr, "vigil init %s: become a subreaper: %v\n", l.Label, err)
 	}
-	it := &initProc{launch: l, ctrl: ctrl, sigs: sigs, cmds: readCommands(in)}
+	it := &initProc{launch: l, ctrl: ctrl, sigs: sigs, cmds: readCommands(in), conOut: conOut, conErr: conErr}
 	return it.run()
 }
 
@@ -119,6 +122,8 @@ type initProc struct {
 
 	notify *notifyPipe // the readiness fd's pipe, when the launch asks for one
 
+	conOut, conErr *os.File // the container's stdout and stderr, when inherited (see Launch.Console)
+
 	outputc chan struct{} // the copiers' drop changes (see outputReport)
 }
 
@@ -157,10 +162,15 @@ func (it *initProc) run() int {
 	}
 	var err error
 	it.outputc = make(chan struct{}, 1)
-	if it.out, err = newCopier(os.Stdout, it.launch.Stdout, it.launch.Logs, it.outputc); err != nil {
+	var conOut, conErr *console
+	if it.launch.Console != "" && it.conOut != nil && it.conErr != nil {
+		conOut, conErr = newConsole(it.conOut, it.launch.Console), newConsole(it.conErr, it.launch.Console)
+	}
+	stamps := it.launch.Timestamps
+	if it.out, err = newCopier(os.Stdout, it.launch.Stdout, it.launch.Logs, it.outputc, stamps, conOut); err != nil {
 		return it.fail(ExitBadLaunch, "stdout pipe: %v", err)
 	}
-	if it.errw, err = newCopier(os.Stderr, it.launch.Stderr, it.launch.Logs, it.outputc); err != nil {
+	if it.errw, err = newCopier(os.Stderr, it.launch.Stderr, it.launch.Logs, it.outputc, stamps, conErr); err != nil {
 		return it.fail(ExitBadLaunch, "stderr pipe: %v", err)
 	}
 	if it.launch.PreStart != "" {
@@ -384,6 +394,7 @@ func (it *initProc) finishOutput() int64 {
 		if c != nil {
 			c.closeWriter()
 			dropped += c.wait(2 * time.Second)
+			c.console.close(time.Second)
 		}
 	}
 	return dropped
