@@ -22,18 +22,25 @@ func Live(ctx context.Context, m control.Manager) error {
 	return nil
 }
 
-// Ready reports whether every process that is meant to run does: a process
-// wanted up must be running; one stopped on purpose does not count against
-// readiness.
+// Ready reports whether every process that is meant to run does, and no
+// drain has begun: a process wanted up must be running and ready; one
+// stopped on purpose does not count against readiness. Once the pod's
+// termination has begun its drains, it is not ready again.
 func Ready(ctx context.Context, m control.Manager) error {
 	st, err := m.Status(ctx)
 	if err != nil {
 		return fmt.Errorf("not ready: %w", err)
 	}
+	if d := st.Daemon.Drain; d != nil {
+		return fmt.Errorf("not ready: %s (the pod is terminating)", d.State)
+	}
 	var down []string
 	for _, p := range st.Processes {
-		if p.Wanted == "up" && p.State != "running" {
+		switch {
+		case p.Wanted == "up" && p.State != "running":
 			down = append(down, p.Job+"/"+p.Process+" is "+p.State)
+		case p.Wanted == "up" && !p.Ready:
+			down = append(down, p.Job+"/"+p.Process+" is not ready")
 		}
 	}
 	if len(down) > 0 {
@@ -42,7 +49,9 @@ func Ready(ctx context.Context, m control.Manager) error {
 	return nil
 }
 
-// serveProbes answers /livez and /readyz on ln until ctx is done. The
+// serveProbes answers GET /livez and /readyz on ln until ctx is done,
+// read-only: they change nothing, and say only "ok" or why not in one word
+// (the pod's network may reach them; vigil probe has the details). The
 // returned channel is closed once the server has stopped.
 func serveProbes(ctx context.Context, ln net.Listener, m control.Manager) <-chan struct{} {
 	probe := func(check func(context.Context, control.Manager) error) http.HandlerFunc {
@@ -50,7 +59,7 @@ func serveProbes(ctx context.Context, ln net.Listener, m control.Manager) <-chan
 			cctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 			defer cancel()
 			if err := check(cctx, m); err != nil {
-				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+				http.Error(w, strings.SplitN(err.Error(), ":", 2)[0], http.StatusServiceUnavailable)
 				return
 			}
 			fmt.Fprintln(w, "ok")
@@ -59,7 +68,8 @@ func serveProbes(ctx context.Context, ln net.Listener, m control.Manager) <-chan
 	mux := http.NewServeMux()
 	mux.Handle("GET /livez", probe(Live))
 	mux.Handle("GET /readyz", probe(Ready))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 5 * time.Second,
+		WriteTimeout: 5 * time.Second, MaxHeaderBytes: 4 << 10}
 	done := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() { _ = srv.Close() })
 	go func() {
