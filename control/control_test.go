@@ -190,3 +190,50 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// planner is a fakeManager that can plan a reload.
+type planner struct{ fakeManager }
+
+func (p *planner) PlanReload(context.Context) (ReloadResult, error) {
+	return ReloadResult{Restarted: []string{"j/p"}, DryRun: true}, nil
+}
+
+// fakeDrainer drains at once.
+type fakeDrainer struct{ st *DrainState }
+
+func (d *fakeDrainer) Drain(context.Context) (DrainState, error) {
+	d.st = &DrainState{State: DrainDone, By: "request"}
+	return *d.st, nil
+}
+func (d *fakeDrainer) DrainState() *DrainState { return d.st }
+
+// TestPlanDrainAndTimeout: the plan route needs a ReloadPlanner, the
+// drain route a Drainer (whose state the status then shows), and a
+// timeout crosses the socket as ErrTimeout with the statuses.
+func TestPlanDrainAndTimeout(t *testing.T) {
+	_, plain := serve(t, &fakeManager{})
+	if _, err := plain.PlanReload(t.Context()); !errors.Is(err, ErrNotSupported) {
+		t.Fatalf("plan without a planner: %v", err)
+	}
+	if _, err := plain.Drain(t.Context()); !errors.Is(err, ErrNotSupported) {
+		t.Fatalf("drain without a drainer: %v", err)
+	}
+	d := &fakeDrainer{}
+	_, c := serve(t, &planner{fakeManager{actErr: Errorf(ErrTimeout, "j/p not ready after 1s")}}, WithDrainer(d))
+	if res, err := c.PlanReload(t.Context()); err != nil || !res.DryRun || res.Restarted[0] != "j/p" {
+		t.Fatalf("plan: %+v %v", res, err)
+	}
+	if st, _ := c.Status(t.Context()); st.Daemon.Drain != nil {
+		t.Fatalf("a drain state before any drain: %+v", st.Daemon.Drain)
+	}
+	if st, err := c.Drain(t.Context()); err != nil || st.State != DrainDone {
+		t.Fatalf("drain: %+v %v", st, err)
+	}
+	if st, _ := c.Status(t.Context()); st.Daemon.Drain == nil || st.Daemon.Drain.State != DrainDone {
+		t.Fatalf("status after the drain: %+v", st.Daemon)
+	}
+	ps, err := c.Act(t.Context(), ActionRequest{Action: "start", Job: "j", Wait: WaitReady})
+	if !errors.Is(err, ErrTimeout) || err.Error() != "j/p not ready after 1s" || len(ps) != 1 || ps[0].State != "backoff" {
+		t.Fatalf("a timed-out action: %+v %v", ps, err)
+	}
+}
