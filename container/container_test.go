@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -463,5 +464,36 @@ func TestDrainOnceWithoutStamps(t *testing.T) {
 	}
 	if drains, _ := os.ReadFile(filepath.Join(root, "drains")); string(drains) != "drain job_shutdown hash_unchanged, process running and not signalled\n" {
 		t.Fatalf("the drains that ran: %q", drains)
+	}
+}
+
+// TestProbesAreReadOnly: the probe endpoints answer GET only, and say one
+// word when not ready, never which process.
+func TestProbesAreReadOnly(t *testing.T) {
+	m := &fakeManager{st: control.Status{Processes: []control.ProcessStatus{{Job: "secret-job", Process: "p", State: "backoff", Wanted: "up"}}}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := serveProbes(ctx, ln, m)
+	defer func() { cancel(); <-done }()
+	base := "http://" + ln.Addr().String()
+	resp, err := http.Get(base + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || string(body) != "not ready\n" {
+		t.Fatalf("/readyz: %d %q", resp.StatusCode, body)
+	}
+	resp, err = http.Post(base+"/livez", "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("POST /livez: %d", resp.StatusCode)
 	}
 }

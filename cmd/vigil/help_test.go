@@ -207,3 +207,19 @@ func TestCompletions(t *testing.T) {
 		t.Errorf("with --root on the line: %q", got)
 	}
 }
+
+// TestExitTableInTheDocs: README and docs/COMPATIBILITY.md hold the exit
+// statuses exactly as the commands give them.
+func TestExitTableInTheDocs(t *testing.T) {
+	for _, doc := range []string{"../../README.md", "../../docs/COMPATIBILITY.md"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range exitTable {
+			if row := "| " + strconv.Itoa(e.code) + " | " + e.meaning + " |\n"; !strings.Contains(string(b), row) {
+				t.Errorf("%s lacks the row %q", doc, row)
+			}
+		}
+	}
+}
