@@ -2,6 +2,7 @@ package procinit
 
 import (
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -42,5 +43,17 @@ func TestTimestamp(t *testing.T) {
 	at := time.Date(2026, 11, 30, 2, 0, 1, 234_567_000, time.FixedZone("x", 3600))
 	if got := string(timestamp(at)); got != "2026-11-30T01:00:01.234Z " {
 		t.Fatalf("%q", got)
+	}
+}
+
+// BenchmarkPrefixLines is the cost of stamping (or prefixing) one full
+// read of the copier: 16 KiB of 64-byte lines.
+func BenchmarkPrefixLines(b *testing.B) {
+	chunk := []byte(strings.Repeat(strings.Repeat("x", 63)+"\n", 256))
+	b.SetBytes(int64(len(chunk)))
+	b.ReportAllocs()
+	for b.Loop() {
+		atStart := true
+		prefixLines(nil, chunk, timestamp(time.Now()), &atStart)
 	}
 }

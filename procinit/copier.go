@@ -83,7 +83,7 @@ func (c *copier) stamp(b []byte) []byte {
 		return b
 	}
 	atStart := !c.midLine
-	out := prefixLines(make([]byte, 0, len(b)+64), b, timestamp(time.Now()), &atStart)
+	out := prefixLines(nil, b, timestamp(time.Now()), &atStart)
 	c.midLine = !atStart
 	return out
 }
