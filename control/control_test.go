@@ -237,3 +237,22 @@ func TestPlanDrainAndTimeout(t *testing.T) {
 		t.Fatalf("a timed-out action: %+v %v", ps, err)
 	}
 }
+
+// numbered is a fakeManager that numbers its events.
+type numbered struct{ fakeManager }
+
+func (numbered) LastSeq() uint64 { return 41 }
+
+// TestActionReplyCarriesTheLatestEvent: a back end that numbers its events
+// has the latest number in an action's reply, so that a client following
+// the events knows when it has seen those that led to the reply.
+func TestActionReplyCarriesTheLatestEvent(t *testing.T) {
+	_, c := serve(t, &numbered{})
+	if r, err := c.Action(t.Context(), ActionRequest{Action: "start", Job: "j"}); err != nil || r.Seq != 41 {
+		t.Fatalf("reply %+v %v", r, err)
+	}
+	_, plain := serve(t, &fakeManager{})
+	if r, _ := plain.Action(t.Context(), ActionRequest{Action: "start", Job: "j"}); r.Seq != 0 {
+		t.Fatalf("a seq from a back end without one: %+v", r)
+	}
+}

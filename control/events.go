@@ -64,6 +64,13 @@ type EventSource interface {
 	Events(ctx context.Context, recent int) (<-chan Event, error)
 }
 
+// EventSeq is an EventSource that numbers its events: the server puts the
+// latest number in an action's reply (ActionReply.Seq), so that a client
+// following the events knows when it has seen all that led to the reply.
+type EventSeq interface {
+	LastSeq() uint64
+}
+
 // ErrNotSupported is returned for a request the back end cannot serve.
 var ErrNotSupported = errors.New("not supported by this back end")
 

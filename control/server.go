@@ -122,7 +122,11 @@ func routes(m Manager, o serveOptions, streams context.Context) []route {
 				return
 			}
 			ps, err := m.Act(r.Context(), req)
-			reply(w, actionReply{Processes: ps}, err)
+			res := ActionReply{Processes: ps}
+			if s, ok := m.(EventSeq); ok {
+				res.Seq = s.LastSeq()
+			}
+			reply(w, res, err)
 		}},
 		{"POST /v1/signal", func(w http.ResponseWriter, r *http.Request) {
 			var req SignalRequest
@@ -225,8 +229,13 @@ func (w *statusWriter) WriteHeader(code int) {
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-type actionReply struct {
+// ActionReply is POST /v1/action's reply: the statuses of the processes
+// the action named and, from a back end that numbers its events, the
+// number of the latest event sent when the action settled (every event
+// that led to these statuses has a number up to it).
+type ActionReply struct {
 	Processes []ProcessStatus `json:"processes"`
+	Seq       uint64          `json:"seq,omitempty"`
 }
 
 type errorReply struct {

@@ -95,7 +95,7 @@ func (c *console) close(d time.Duration) {
 // in b; atStart says whether b's first byte begins a line, and is updated
 // for the byte after b.
 func prefixLines(dst, b, prefix []byte, atStart *bool) []byte {
-	dst = slices.Grow(dst, len(b)+(bytes.Count(b, newline)+1)*len(prefix)) // one allocation
+	dst = slices.Grow(dst, len(b)+(bytes.Count(b, []byte{'\n'})+1)*len(prefix)) // one allocation
 	for len(b) > 0 {
 		if *atStart {
 			dst = append(dst, prefix...)
@@ -111,8 +111,6 @@ func prefixLines(dst, b, prefix []byte, atStart *bool) []byte {
 	}
 	return dst
 }
-
-var newline = []byte{'\n'}
 
 // timestamp is the prefix of a stamped line: the time, RFC 3339 in UTC
 // with milliseconds, and a space.

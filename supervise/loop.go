@@ -219,6 +219,9 @@ func (l *loop) publish() {
 		}
 	}
 	l.snap.Store(st)
+	if l.cfg.OnChange != nil { // before the replies: whoever is answered can see the events
+		l.cfg.OnChange(*st)
+	}
 	kept := l.waiters[:0]
 	for _, w := range l.waiters {
 		if w.settled(l.m) {
@@ -228,9 +231,6 @@ func (l *loop) publish() {
 		}
 	}
 	l.waiters = kept
-	if l.cfg.OnChange != nil {
-		l.cfg.OnChange(*st)
-	}
 }
 
 // answerAll releases every waiter with the current status, at shutdown.

@@ -77,13 +77,14 @@ func act(l boshpath.Layout, req control.ActionRequest, asJSON bool) error {
 	client := control.NewClient(l.ControlSocket())
 	ctx, cancel := interruptible()
 	defer cancel()
-	var stopProgress func()
+	var endProgress func(seq uint64)
 	if !asJSON && isTerminal(os.Stderr) {
-		stopProgress = showProgress(ctx, client, req, os.Stderr)
+		endProgress = showProgress(ctx, client, req, os.Stderr)
 	}
-	ps, err := client.Act(ctx, req)
-	if stopProgress != nil {
-		stopProgress()
+	r, err := client.Action(ctx, req)
+	ps := r.Processes
+	if endProgress != nil {
+		endProgress(r.Seq)
 	}
 	if asJSON {
 		if werr := writeJSON(os.Stdout, ps); werr != nil {
@@ -151,25 +152,45 @@ func writeFailure(w io.Writer, l boshpath.Layout, p control.ProcessStatus) {
 }
 
 // showProgress prints the events of req's target on w as they happen (the
-// stop ladder's steps, exits, restarts), until the returned function is
-// called; it returns once nothing more is printed.
-func showProgress(ctx context.Context, client *control.Client, req control.ActionRequest, w io.Writer) func() {
+// stop ladder's steps, exits, restarts) until the returned function is
+// called with the number of the event the action's reply came after; it
+// returns once that event has been read (the events that led to the reply
+// are all printed), or at once for 0, a lost event or an interrupt.
+func showProgress(ctx context.Context, client *control.Client, req control.ActionRequest, w io.Writer) func(seq uint64) {
 	ctx, cancel := context.WithCancel(ctx)
 	events, err := client.Events(ctx, 0)
 	if err != nil {
 		cancel()
-		return func() {}
+		return func(uint64) {}
 	}
+	until := make(chan uint64, 1)
 	var done sync.WaitGroup
 	done.Go(func() {
-		for ev := range events {
-			if ev.Job == req.Job && (req.Process == "" || ev.Process == req.Process) {
-				fmt.Fprintln(w, eventLine(ev))
+		defer cancel()
+		var last, seen uint64 // the reply's event (0 until it comes), the latest read
+		for {
+			select {
+			case last = <-until:
+				if last == 0 || seen >= last {
+					return
+				}
+				until = nil
+			case ev, ok := <-events:
+				if !ok || ev.Kind == control.EventLost {
+					return
+				}
+				seen = ev.Seq
+				if ev.Job == req.Job && (req.Process == "" || ev.Process == req.Process) {
+					fmt.Fprintln(w, eventLine(ev))
+				}
+				if last != 0 && seen >= last {
+					return
+				}
 			}
 		}
 	})
-	return func() {
-		cancel()
+	return func(seq uint64) {
+		until <- seq
 		done.Wait()
 	}
 }

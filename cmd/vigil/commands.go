@@ -24,13 +24,13 @@ The exit status is 3 when a process that should run (wanted up and monitored) do
 			exits: []int{exitFailed, exitNoDaemon}, define: defineEvents},
 		{name: "start", args: "JOB", summary: "start a job's processes and wait until they run (and are ready)",
 			about: actionAbout("Start", "are ready: running, up for --uptime without an exit, and past their startup and readiness probes where they have them"),
-			exits: actionExits, define: defineAction("start"), complete: []string{completeJob}},
+			exits: actionExits(), define: defineAction("start"), complete: []string{completeJob}},
 		{name: "stop", args: "JOB", summary: "stop a job's processes and wait until nothing is left",
 			about: `Stop the processes of JOB (or one, with -p) through the stop ladder (the shutdown signal, SIGQUIT 15 s later, SIGKILL to the whole tree 2 s after that) and wait until nothing of them is left. On a terminal each step of the ladder is shown as it happens. The processes stay stopped until a start, also across a daemon restart.`,
-			exits: actionExits, define: defineAction("stop"), complete: []string{completeJob}},
+			exits: actionExits(), define: defineAction("stop"), complete: []string{completeJob}},
 		{name: "restart", args: "JOB", summary: "stop and start a job's processes, and wait as start does",
 			about: actionAbout("Restart", "are ready again, as start waits"),
-			exits: actionExits, define: defineAction("restart"), complete: []string{completeJob}},
+			exits: actionExits(), define: defineAction("restart"), complete: []string{completeJob}},
 		{name: "signal", args: "JOB SIGNAL", summary: "send a signal to a process",
 			about: `Send SIGNAL (a name such as HUP, SIGUSR1, or a number) to the process -p names: it goes to the pid-file process, vigil's init, which forwards it to the executable.`,
 			exits: []int{exitFailed, exitNotFound, exitNoDaemon}, define: defineSignal, complete: []string{completeJob, completeSignal}},
@@ -93,7 +93,10 @@ The exit status is 1 when there are errors (with --strict, warnings too), for a 
 	}
 }
 
-var actionExits = []int{exitFailed, exitNotFound, exitNoDaemon, exitTimeout, exitInterrupted}
+// actionExits are the exit statuses of start, stop and restart.
+func actionExits() []int {
+	return []int{exitFailed, exitNotFound, exitNoDaemon, exitTimeout, exitInterrupted}
+}
 
 func actionAbout(verb, until string) string {
 	return verb + ` the processes of JOB (or one, with -p) and wait until they ` + until + `. On a failure the exit status is 1 and the last exit and the last lines of each failed process's logs are printed. Ctrl-C stops the waiting, not the action: the daemon goes on.

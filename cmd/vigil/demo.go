@@ -21,11 +21,10 @@ func defineDemo(c *command) func([]string) error {
 }
 
 // demoRun runs the demo (see defineDemo).
-func demoRun(keep bool, webBinary string) error {
-	web := &webBinary
-	if *web == "" {
+func demoRun(keep bool, web string) error {
+	if web == "" {
 		if self, err := os.Executable(); err == nil {
-			*web = filepath.Join(filepath.Dir(self), "web")
+			web = filepath.Join(filepath.Dir(self), "web")
 		}
 	}
 	dir, err := demoDir()
@@ -35,7 +34,7 @@ func demoRun(keep bool, webBinary string) error {
 	if !keep {
 		defer os.RemoveAll(dir)
 	}
-	root, err := demo.Setup(dir, *web)
+	root, err := demo.Setup(dir, web)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/vigil-bosh/vigil/control"
 )
@@ -22,39 +23,34 @@ const (
 	exitInterrupted = 130 // interrupted (Ctrl-C) while waiting; the action goes on (128+SIGINT)
 )
 
+// exitStatus is one exit status and what it means.
+type exitStatus struct {
+	code    int
+	meaning string
+}
+
 // exitTable says what each status means, for help, the man page and the
 // docs (README and docs/COMPATIBILITY.md hold the same table; a test
 // compares them).
-var exitTable = []struct {
-	code    int
-	meaning string
-}{
-	{exitOK, "success; for status: every process that should run runs, and the configuration has no errors"},
-	{exitFailed, "failure: an action did not reach its state, a reload rejected a configuration, check found errors, the daemon answered with an error"},
-	{exitUsage, "usage error: unknown command or flag, wrong arguments"},
-	{exitNotRunning, "status, probe: a process that should run does not run (or is not ready), or the configuration has errors"},
-	{exitUnknown, "status, logs: no such job or process"},
-	{exitNotFound, "start, stop, restart, signal: no such job or process"},
-	{exitNoDaemon, "no daemon answers on the control socket"},
-	{exitTimeout, "a wait (--timeout) ran out; the daemon goes on with the action"},
-	{exitInterrupted, "interrupted (Ctrl-C) while waiting; the daemon goes on with the action"},
+func exitTable() []exitStatus {
+	return []exitStatus{
+		{exitOK, "success; for status: every process that should run runs, and the configuration has no errors"},
+		{exitFailed, "failure: an action did not reach its state, a reload rejected a configuration, check found errors, the daemon answered with an error"},
+		{exitUsage, "usage error: unknown command or flag, wrong arguments"},
+		{exitNotRunning, "status, probe: a process that should run does not run (or is not ready), or the configuration has errors"},
+		{exitUnknown, "status, logs: no such job or process"},
+		{exitNotFound, "start, stop, restart, signal: no such job or process"},
+		{exitNoDaemon, "no daemon answers on the control socket"},
+		{exitTimeout, "a wait (--timeout) ran out; the daemon goes on with the action"},
+		{exitInterrupted, "interrupted (Ctrl-C) while waiting; the daemon goes on with the action"},
+	}
 }
 
 // exitsOf lists the statuses s gives: 0, 2 and its own, in table order.
-func exitsOf(s *spec) []struct {
-	code    int
-	meaning string
-} {
-	var out []struct {
-		code    int
-		meaning string
-	}
-	for _, e := range exitTable {
-		keep := e.code == exitOK || e.code == exitUsage
-		for _, c := range s.exits {
-			keep = keep || c == e.code
-		}
-		if keep {
+func exitsOf(s *spec) []exitStatus {
+	var out []exitStatus
+	for _, e := range exitTable() {
+		if e.code == exitOK || e.code == exitUsage || slices.Contains(s.exits, e.code) {
 			out = append(out, e)
 		}
 	}

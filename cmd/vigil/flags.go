@@ -43,8 +43,9 @@ func newCommand(s *spec) *command {
 
 // withRoot adds --root, which every command of vigil's own takes.
 func (c *command) withRoot() {
-	c.fs.StringVar(&c.root, "root", "", "the BOSH root `DIR` (default $VIGIL_ROOT, else /var/vcap)")
-	c.flags = append(c.flags, flagDef{names: []string{"root"}, usage: "the BOSH root `DIR` (default $VIGIL_ROOT, else /var/vcap)", complete: completeDir})
+	usage := "the BOSH root `DIR` (default $VIGIL_ROOT, else /var/vcap)"
+	c.define("root", usage, "", false, func(n string) { c.fs.StringVar(&c.root, n, "", usage) })
+	c.completes(completeDir)
 }
 
 // define registers one flag under each of names ("p,process") with the

@@ -140,7 +140,7 @@ func TestManPage(t *testing.T) {
 			}
 		}
 	}
-	for _, e := range exitTable {
+	for _, e := range exitTable() {
 		if !strings.Contains(page, ".TP\n.B "+strconv.Itoa(e.code)+"\n") {
 			t.Errorf("EXIT STATUS lacks %d", e.code)
 		}
@@ -216,7 +216,7 @@ func TestExitTableInTheDocs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, e := range exitTable {
+		for _, e := range exitTable() {
 			if row := "| " + strconv.Itoa(e.code) + " | " + e.meaning + " |\n"; !strings.Contains(string(b), row) {
 				t.Errorf("%s lacks the row %q", doc, row)
 			}

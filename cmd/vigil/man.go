@@ -16,26 +16,29 @@ func defineMan(c *command) func([]string) error {
 	}
 }
 
-// manFiles are the paths the FILES section lists.
-var manFiles = [][2]string{
-	{"ROOT/jobs/JOB/config/bpm.yml", "each job's configuration, read as bpm reads it"},
-	{"ROOT/sys/run/bpm/JOB/PROC.pid", "the pid file: the pid of the process's init, which forwards signals to the executable"},
-	{"ROOT/sys/log/JOB/PROC.stdout.log, PROC.stderr.log", "the process's output, appended"},
-	{"ROOT/sys/run/vigil/vigil.sock", "the control socket (mode 0600): the API the commands use (docs/API.md)"},
-	{"ROOT/sys/run/vigil/stopped.json", "the processes an operator stopped, kept stopped by the next daemon"},
-}
-
-var manEnv = [][2]string{
-	{"VIGIL_ROOT", "the BOSH root when --root is not given (default /var/vcap)"},
-	{"VIGIL_ISOLATION", "off runs processes without bpm's isolation (tests, debugging); each then carries a warning"},
-	{"VIGIL_CONTAINER_NAME", "vigil container and drain --wait-all: this container's name in the pod"},
-	{"NO_COLOR", "set: no colour in vigil status on a terminal"},
+// manLists are what the FILES and ENVIRONMENT sections list.
+func manLists() (files, env [][2]string) {
+	files = [][2]string{
+		{"ROOT/jobs/JOB/config/bpm.yml", "each job's configuration, read as bpm reads it"},
+		{"ROOT/sys/run/bpm/JOB/PROC.pid", "the pid file: the pid of the process's init, which forwards signals to the executable"},
+		{"ROOT/sys/log/JOB/PROC.stdout.log, PROC.stderr.log", "the process's output, appended"},
+		{"ROOT/sys/run/vigil/vigil.sock", "the control socket (mode 0600): the API the commands use (docs/API.md)"},
+		{"ROOT/sys/run/vigil/stopped.json", "the processes an operator stopped, kept stopped by the next daemon"},
+	}
+	env = [][2]string{
+		{"VIGIL_ROOT", "the BOSH root when --root is not given (default /var/vcap)"},
+		{"VIGIL_ISOLATION", "off runs processes without bpm's isolation (tests, debugging); each then carries a warning"},
+		{"VIGIL_CONTAINER_NAME", "vigil container and drain --wait-all: this container's name in the pod"},
+		{"NO_COLOR", "set: no colour in vigil status on a terminal"},
+	}
+	return files, env
 }
 
 // writeMan writes vigil's manual page in roff (man(7)), from the same
 // command definitions as help and completion.
 func writeMan(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+	files, env := manLists()
 	p(`.TH VIGIL 8 %s "vigil %s" "System Manager's Manual"`, manDate(), vigilVersion())
 	p(".SH NAME\nvigil \\- supervise the processes of BOSH jobs")
 	p(".SH SYNOPSIS\n.B vigil\n.I command\n.RI [ flags ]\n.RI [ args ]")
@@ -49,15 +52,15 @@ Run as bpm or monit (vigil install makes the links), it answers as bpm 1.4 and m
 	}
 	p(".SH EXIT STATUS")
 	p("%s", manText("The commands of vigil's own exit as follows (each command's section lists those it gives). The bpm and monit personalities keep bpm's and monit's exit statuses."))
-	for _, e := range exitTable {
+	for _, e := range exitTable() {
 		p(".TP\n.B %d\n%s", e.code, manText(e.meaning))
 	}
 	p(".SH ENVIRONMENT")
-	for _, e := range manEnv {
+	for _, e := range env {
 		p(".TP\n.B %s\n%s", e[0], manText(e[1]))
 	}
 	p(".SH FILES")
-	for _, f := range manFiles {
+	for _, f := range files {
 		p(".TP\n.I %s\n%s", manEscape(f[0]), manText(f[1]))
 	}
 	p(".SH SEE ALSO\n.BR bpm (1),\n.BR monit (1),\n.BR systemctl (1)")
