@@ -14,8 +14,10 @@ type LogRotation struct {
 	// default is DefaultLogKeep when MaxSize is set.
 	Keep int
 	// Timestamps has the init begin each line it writes with the time it
-	// read it (RFC 3339, UTC, milliseconds) and a space.
-	Timestamps bool
+	// read it (RFC 3339, UTC, milliseconds) and a space. Left out of the
+	// JSON when off, so that the digest of a process that does not use it
+	// (systemd's units) is what it was before the key existed.
+	Timestamps bool `json:",omitempty"`
 }
 
 // Bounds of the logs key.
