@@ -259,6 +259,13 @@ func TestDaemonRefusesWhatCannotWork(t *testing.T) {
 	if _, err := os.Stat(missing); !os.IsNotExist(err) {
 		t.Fatal("the daemon created the root")
 	}
+	if _, errs, code := runSplit(t, "monit", "-I", "-c", filepath.Join(missing, "bosh", "etc", "monitrc")); code != 1 ||
+		!strings.Contains(errs, "no such file or directory") {
+		t.Fatalf("monit -I on a missing root: %d %q", code, errs)
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Fatal("monit -I created the root")
+	}
 	offline := filepath.Join(t.TempDir(), "systemctl")
 	os.WriteFile(offline, []byte("#!/bin/sh\necho offline\nexit 1\n"), 0o755)
 	if _, errs, code := runSplit(t, "daemon", "--root", t.TempDir(), "--backend", "systemd", "--systemctl", offline); code != 1 ||
