@@ -59,6 +59,15 @@ func run(args []string) (*spec, error) {
 		writeCommandList(os.Stderr)
 		return nil, &exitError{code: exitUsage}
 	}
+	if root, rest := takeRoot(args[:min(2, len(args))]); root != "" && len(rest) == 0 {
+		args = append(args[2:], "--root", root) // vigil --root DIR COMMAND ...: the command's flag
+	} else if strings.HasPrefix(args[0], "--root=") {
+		args = append(args[1:], args[0])
+	}
+	if len(args) == 0 {
+		writeCommandList(os.Stderr)
+		return nil, &exitError{code: exitUsage}
+	}
 	switch args[0] {
 	case "-h", "--help":
 		writeCommandList(os.Stdout)

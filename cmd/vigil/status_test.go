@@ -286,6 +286,12 @@ func TestPersonalitiesTakeRoot(t *testing.T) {
 	if out, _, code := runSplit(t, "bpm", "--root", c.root, "pid", "web", "-p", "a"); code != 0 || strings.TrimSpace(out) == "" {
 		t.Fatalf("vigil bpm --root pid: %d %q", code, out)
 	}
+	if out, _, code := runSplit(t, "--root", c.root, "bpm", "pid", "web", "-p", "a"); code != 0 || strings.TrimSpace(out) == "" {
+		t.Fatalf("vigil --root DIR bpm pid: %d %q", code, out)
+	}
+	if _, _, code := runSplit(t, "--root="+c.root, "status", "web"); code != 0 {
+		t.Fatalf("vigil --root=DIR status: %d", code)
+	}
 	if _, errs, code := runSplit(t, "bpm", "pid", "nope", "--root", c.root); code != 1 || !strings.HasPrefix(errs, "Error: ") {
 		t.Fatalf("bpm's own exit status: %d %q", code, errs)
 	}
