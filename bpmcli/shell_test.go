@@ -1,6 +1,7 @@
 package bpmcli_test
 
 import (
+	"github.com/vigil-bosh/vigil/internal/testproc"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,12 +19,7 @@ func TestShellEntersTheSandbox(t *testing.T) {
 	if _, err := exec.LookPath("nsenter"); err != nil {
 		t.Skip("bpm shell into a sandbox needs nsenter (util-linux)")
 	}
-	root, err := os.MkdirTemp("/run", "vigil-shell-") // not under /tmp: the sandbox has its own
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	os.Chmod(root, 0o755)
+	root := testproc.SandboxRoot(t, "vigil-shell-")
 	for _, j := range []string{"web", "other"} {
 		p := filepath.Join(root, "jobs", j, "config", "bpm.yml")
 		os.MkdirAll(filepath.Dir(p), 0o755)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/testproc"
 )
 
 // TestExecProbeRunsInsideTheSandbox: an exec probe runs in the process's
@@ -22,12 +23,7 @@ func TestExecProbeRunsInsideTheSandbox(t *testing.T) {
 	if _, err := exec.LookPath("nsenter"); err != nil {
 		t.Skip("entering a sandbox needs nsenter (util-linux)")
 	}
-	root, err := os.MkdirTemp("/run", "vigil-probe-") // not under /tmp: the sandbox has its own
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	os.Chmod(root, 0o755)
+	root := testproc.SandboxRoot(t, "vigil-probe-")
 	l, _ := boshpath.New(root)
 	write := func(job, yml string) {
 		p := l.BPMConfig(job)
