@@ -75,15 +75,23 @@ func wanted(l Limits) []string {
 }
 
 // Create makes (or takes over, emptying it) the cgroup vigil/rel and sets
-// its limits. Warnings name the limits that cannot be enforced here.
+// its limits. On the unified hierarchy vigil/ lies below the cgroup systemd
+// delegated to the caller's unit (see Base), else at the root. Warnings name
+// the limits that cannot be enforced here.
 func Create(rel string, l Limits) (*Group, []string, error) {
 	unified, v1, err := mounts()
 	if err != nil {
 		return nil, nil, err
 	}
 	want := wanted(l)
-	if unified != "" && hasControllers(unified, want) {
-		return createV2(filepath.Join(unified, "vigil", rel), unified, want, l)
+	if unified != "" {
+		base, err := Base(unified)
+		if err != nil {
+			return nil, nil, err
+		}
+		if hasControllers(base, want) {
+			return createV2(filepath.Join(base, "vigil", rel), base, want, l)
+		}
 	}
 	g := &Group{dirs: map[string]string{}}
 	var warns []string
