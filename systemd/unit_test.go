@@ -2,6 +2,7 @@ package systemd
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -151,7 +152,26 @@ func TestVerify(t *testing.T) {
 	cmd := exec.Command(analyze, append([]string{"verify", "--man=no"}, paths...)...)
 	cmd.Env = append(os.Environ(), "SYSTEMD_UNIT_PATH="+dir+":", "SYSTEMD_LOG_LEVEL=notice")
 	out, err := cmd.CombinedOutput()
-	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
-		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
+	var complaints []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if line != "" && !newerKey(line, analyze) {
+			complaints = append(complaints, line)
+		}
 	}
+	if err != nil || len(complaints) > 0 {
+		t.Fatalf("systemd-analyze verify: %v\n%s", err, strings.Join(complaints, "\n"))
+	}
+}
+
+// newerKey reports whether a verify complaint is only that a systemd
+// older than 254 does not know the backoff keys (it ignores them; the
+// VM rig verifies them on a newer one).
+func newerKey(line, analyze string) bool {
+	if !strings.Contains(line, "Unknown key 'RestartSteps'") && !strings.Contains(line, "Unknown key 'RestartMaxDelaySec'") {
+		return false
+	}
+	out, _ := exec.Command(analyze, "--version").Output()
+	var v int
+	_, err := fmt.Sscanf(string(out), "systemd %d", &v)
+	return err == nil && v < 254
 }

@@ -1,0 +1,35 @@
+package systemd
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestRelayLogs: lines appended to a process's log after its start reach
+// the unit's stdout (the journal); those from before do not.
+func TestRelayLogs(t *testing.T) {
+	dir := t.TempDir()
+	out, errLog := filepath.Join(dir, "p.stdout.log"), filepath.Join(dir, "p.stderr.log")
+	if err := os.WriteFile(out, []byte("from an earlier start\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	from := logEnds(out, errLog)
+	r, w := io.Pipe()
+	stop := relayLogs(out, errLog, from, w, nil)
+	defer func() { r.Close(); stop() }()
+	f, err := os.OpenFile(out, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString("hello journal\n"); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil || line != "hello journal\n" {
+		t.Fatalf("relayed %q (%v), want the new line only", line, err)
+	}
+}
