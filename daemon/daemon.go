@@ -33,7 +33,11 @@ type Config struct {
 	// LeaveRunning makes the end of Run leave every process running (VM
 	// mode: the next daemon adopts them), instead of stopping them all.
 	LeaveRunning bool
-	Log          *slog.Logger // nil means discard
+	// LeaveRunningIf, when set, is asked once as Run ends whether to leave
+	// every process running as LeaveRunning does (the stemcell's unit: yes
+	// when systemd restarts the daemon, no when it stops it).
+	LeaveRunningIf func() bool
+	Log            *slog.Logger // nil means discard
 	// NoIsolation runs processes without bpm's isolation (see
 	// proc.Options.NoIsolation); each process then carries a warning.
 	NoIsolation bool
@@ -139,7 +143,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	close(d.ready)
 	<-ctx.Done()
 
-	if !d.cfg.LeaveRunning {
+	leave := d.cfg.LeaveRunning || d.cfg.LeaveRunningIf != nil && d.cfg.LeaveRunningIf()
+	if !leave {
 		d.log.Info("stopping every process")
 	}
 	d.mu.Lock()
@@ -148,7 +153,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if d.engineStop != nil {
 		d.engineStop()
 	}
-	if d.cfg.LeaveRunning {
+	if leave {
 		d.log.Info("leaving every process running")
 		d.tree.Abandon()
 	} else {

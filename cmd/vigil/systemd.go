@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/vigil-bosh/vigil/job"
 	"github.com/vigil-bosh/vigil/proc"
@@ -92,6 +95,7 @@ func runExec(args []string) error {
 		Layout: l, Job: pos[0], Proc: pos[1], Signals: sigs,
 		NoIsolation:  os.Getenv(proc.IsolationEnv) == "off",
 		NotifySocket: os.Getenv("NOTIFY_SOCKET"),
+		Stdout:       os.Stdout, Stderr: os.Stderr, // the unit's journal
 	})
 	if err != nil || code != 0 {
 		return &exitError{code: code, err: err}
@@ -128,4 +132,41 @@ func chooseBackend(flag string, booted func() bool, euid int) (string, error) {
 func systemdBooted() bool {
 	fi, err := os.Stat("/run/systemd/system")
 	return err == nil && fi.IsDir()
+}
+
+// restartPending reports whether systemd's job on the daemon's own unit
+// (the service in /proc/self/cgroup) is a restart: the unit's stop then
+// leaves the processes for the next daemon, a stop (or the machine's
+// shutdown) stops them. When systemd cannot say, the processes are
+// stopped, as a plain daemon does.
+func restartPending(log *slog.Logger) bool {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		log.Error("own unit", "error", err)
+		return false
+	}
+	unit := ""
+	for _, part := range strings.Split(strings.TrimSpace(string(b)), "/") {
+		if strings.HasSuffix(part, ".service") {
+			unit = part
+		}
+	}
+	if unit == "" {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "systemctl", "list-jobs", "--no-legend", "--plain").Output()
+	if err != nil {
+		log.Error("systemd's jobs", "unit", unit, "error", err)
+		return false
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		// JOB UNIT TYPE STATE
+		if f := strings.Fields(line); len(f) >= 3 && f[1] == unit {
+			log.Info("systemd's job on the daemon's unit", "unit", unit, "job", f[2])
+			return f[2] == "restart" || f[2] == "try-restart" || f[2] == "reload-or-restart"
+		}
+	}
+	return false
 }
