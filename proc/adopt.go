@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/procinit"
+	"github.com/vigil-bosh/vigil/sandbox/cgroup"
 	"github.com/vigil-bosh/vigil/supervise"
 )
 
@@ -30,6 +31,9 @@ func Adopt(l boshpath.Layout, jobName, procName string) (supervise.Process, erro
 	if kids := procinit.ChildrenOf(it.PID); len(kids) > 0 {
 		exec = kids[0]
 	}
+	if exec > 0 {
+		a.group = cgroup.Of(exec) // ours to remove once the init is gone
+	}
 	a.events <- supervise.ProcessEvent{Running: true, ExecPID: exec} // ready before Adopt returns
 	go a.watch()
 	return a, nil
@@ -38,6 +42,7 @@ func Adopt(l boshpath.Layout, jobName, procName string) (supervise.Process, erro
 type adopted struct {
 	it       *Init
 	exitFile string
+	group    *cgroup.Group // the executable's cgroup, nil without one
 	events   chan supervise.ProcessEvent
 	mu       sync.Mutex // guards the pidfd against its close
 	closed   bool
@@ -66,6 +71,7 @@ func (a *adopted) watch() {
 	a.it.Close()
 	a.closed = true
 	a.mu.Unlock()
+	_ = a.group.Remove() // as the daemon that started it would have
 	a.events <- supervise.ProcessEvent{Exit: a.recorded()}
 	close(a.events)
 }

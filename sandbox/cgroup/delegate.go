@@ -62,3 +62,45 @@ func delegated(dir string) bool {
 	}
 	return false
 }
+
+// Of returns the group vigil made that pid runs in, for a process vigil
+// did not start (an adopted init's executable), or nil when pid runs in
+// none of vigil's groups.
+func Of(pid int) *Group {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		return nil
+	}
+	unified, v1, err := mounts()
+	if err != nil {
+		return nil
+	}
+	var dirs []string
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		id, rest, _ := strings.Cut(line, ":")
+		controllers, path, ok := strings.Cut(rest, ":")
+		if !ok || !strings.Contains(path, "/vigil/") {
+			continue
+		}
+		roots := []string{}
+		if id == "0" && controllers == "" {
+			roots = append(roots, unified)
+		}
+		for _, c := range strings.Split(controllers, ",") {
+			if root, ok := v1[c]; ok {
+				roots = append(roots, root)
+			}
+		}
+		for _, root := range roots {
+			if dir := filepath.Join(root, path); root != "" && !seen[dir] {
+				seen[dir] = true
+				dirs = append(dirs, dir)
+			}
+		}
+	}
+	if len(dirs) == 0 {
+		return nil
+	}
+	return Open(dirs)
+}
