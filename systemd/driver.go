@@ -30,9 +30,11 @@ type Config struct {
 	Units      Options  // the translation's options (Vigil: the vigil binary)
 	Version    string
 	Log        *slog.Logger // nil means discard
-	// Poll is the interval of the change watcher behind Changes (systemctl
-	// offers no change stream without D-Bus); zero means 2 s. Status never
-	// waits for it.
+	// Watch is how Changes learns of a change: "" (or "dbus") by systemd's
+	// D-Bus signals, polling systemctl show where the system bus cannot be
+	// reached; "poll" by the poll alone. Status never waits for either.
+	Watch string
+	// Poll is the interval of the poll; zero means 2 s.
 	Poll time.Duration
 	// ControlOptions are passed to the control server (e.g. a request
 	// observer for the metrics).
@@ -117,7 +119,7 @@ func (d *Driver) Run(ctx context.Context) error {
 		d.log.Error("monit", "error", err)
 	}
 	d.log.Info("supervising", "root", d.cfg.Layout.Root(), "backend", "systemd")
-	d.watch(ctx)
+	d.watchChanges(ctx)
 	err = <-served
 	if monitDone != nil {
 		if merr := <-monitDone; err == nil {

@@ -19,7 +19,7 @@ func TestRelayLogs(t *testing.T) {
 	from := logEnds(out, errLog)
 	r, w := io.Pipe()
 	stop := relayLogs(out, errLog, from, w, nil)
-	defer func() { r.Close(); stop() }()
+	defer r.Close()
 	f, err := os.OpenFile(out, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -28,8 +28,19 @@ func TestRelayLogs(t *testing.T) {
 	if _, err := f.WriteString("hello journal\n"); err != nil {
 		t.Fatal(err)
 	}
-	line, err := bufio.NewReader(r).ReadString('\n')
+	br := bufio.NewReader(r)
+	line, err := br.ReadString('\n')
 	if err != nil || line != "hello journal\n" {
 		t.Fatalf("relayed %q (%v), want the new line only", line, err)
+	}
+	// The last line, written just before the stop, is copied too.
+	if _, err := f.WriteString("last words\n"); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 1)
+	go func() { l, _ := br.ReadString('\n'); got <- l; io.Copy(io.Discard, r) }()
+	stop()
+	if l := <-got; l != "last words\n" {
+		t.Fatalf("at the stop, relayed %q, want the last line", l)
 	}
 }
