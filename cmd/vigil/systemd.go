@@ -134,16 +134,16 @@ func systemdBooted() bool {
 	return err == nil && fi.IsDir()
 }
 
-// restartPending reports whether systemd's job on the daemon's own unit
-// (the service in /proc/self/cgroup) is a restart: the unit's stop then
-// leaves the processes for the next daemon, a stop (or the machine's
-// shutdown) stops them. When systemd cannot say, the processes are
-// stopped, as a plain daemon does.
-func restartPending(log *slog.Logger) bool {
+// stopPending reports whether systemd is stopping the daemon's own unit
+// (the service in /proc/self/cgroup): a stop job, as for `systemctl stop`
+// and at the shutdown, not a restart, and no job at all for a kill. When
+// systemd cannot say, it answers yes: the processes are then stopped with
+// the ladder rather than left to the shutdown's final kill.
+func stopPending(log *slog.Logger) bool {
 	b, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		log.Error("own unit", "error", err)
-		return false
+		return true
 	}
 	unit := ""
 	for _, part := range strings.Split(strings.TrimSpace(string(b)), "/") {
@@ -152,21 +152,23 @@ func restartPending(log *slog.Logger) bool {
 		}
 	}
 	if unit == "" {
-		return false
+		log.Error("own unit: not in a systemd service", "cgroup", strings.TrimSpace(string(b)))
+		return true
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "systemctl", "list-jobs", "--no-legend", "--plain").Output()
 	if err != nil {
 		log.Error("systemd's jobs", "unit", unit, "error", err)
-		return false
+		return true
 	}
 	for _, line := range strings.Split(string(out), "\n") {
 		// JOB UNIT TYPE STATE
 		if f := strings.Fields(line); len(f) >= 3 && f[1] == unit {
 			log.Info("systemd's job on the daemon's unit", "unit", unit, "job", f[2])
-			return f[2] == "restart" || f[2] == "try-restart" || f[2] == "reload-or-restart"
+			return f[2] == "stop"
 		}
 	}
+	log.Info("no systemd job on the daemon's unit: leaving the processes for the next daemon", "unit", unit)
 	return false
 }
