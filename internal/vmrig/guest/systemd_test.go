@@ -1,0 +1,313 @@
+package guest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/systemd"
+)
+
+// sdRoot is the systemd back end's BOSH root, apart from the stemcell's.
+const sdRoot = "/srv/vigil-sd"
+
+var sdJobs = map[string]string{
+	// ready 3 s after its start, by its readiness probe; binds port 80.
+	"api": `processes:
+- name: server
+  executable: /bin/sh
+  args: ["-c", 'echo hello-journal; sleep 3; touch ` + sdRoot + `/data/api/ready; ` + termLoop + `']
+  capabilities: [NET_BIND_SERVICE]
+  health:
+    readiness: {exec: [/bin/test, -f, ` + sdRoot + `/data/api/ready], period: 1s}
+`,
+	"worker": `processes:
+- name: loop
+  executable: /bin/sh
+  args: ["-c", '` + termLoop + `']
+  depends_on: [{job: api, process: server, condition: healthy}]
+`,
+	"crash": `processes:
+- name: boom
+  executable: /bin/sh
+  args: ["-c", "echo boom; exit 1"]
+`,
+}
+
+// TestSystemdBackend runs the systemd back end on the guest's systemd:
+// the generated units, started through vigil's control API, bpm and the
+// monit API, with the defects a real systemd showed fixed.
+func TestSystemdBackend(t *testing.T) {
+	inGuest(t)
+	for name, yml := range sdJobs {
+		write(t, filepath.Join(sdRoot, "jobs", name, "config", "bpm.yml"), yml, 0o644)
+	}
+	write(t, sdRoot+"/monit/job/0000_worker.monitrc", "check process worker\n"+
+		"  with pidfile "+sdRoot+"/sys/run/bpm/worker/loop.pid\n"+
+		"  start program \""+sdRoot+"/jobs/bpm/bin/bpm start worker -p loop\"\n"+
+		"  stop program \""+sdRoot+"/jobs/bpm/bin/bpm stop worker -p loop\"\n  group vcap\n", 0o644)
+	write(t, sdRoot+"/bosh/etc/monitrc", "set daemon 10\nset httpd port 2832 and use address 127.0.0.1\n"+
+		"  allow cleartext "+sdRoot+"/monit/monit.user\ninclude "+sdRoot+"/monit/job/*.monitrc\n", 0o700)
+	write(t, sdRoot+"/monit/monit.user", "vcap:random-password", 0o600)
+	vigil := bin("vigil")
+	sh(t, vigil, "install", "--root", sdRoot)
+	out := sh(t, vigil, "systemd", "generate", "--root", sdRoot, "--out", "/etc/systemd/system")
+	t.Logf("vmrig: vigil systemd generate:\n%s", out)
+	sh(t, "systemctl", "daemon-reload")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	daemon := exec.CommandContext(ctx, vigil, "daemon", "--backend", "systemd", "--root", sdRoot)
+	daemon.Stdout, daemon.Stderr = os.Stderr, os.Stderr
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); daemon.Wait() }()
+	l, _ := boshpath.New(sdRoot)
+	sdSock := l.ControlSocket()
+	api := actOn(t, sdSock, control.ActionStart, "api") // systemctl start waits for READY=1
+
+	t.Run("nothing starts at boot by itself", func(t *testing.T) {
+		for _, u := range []string{"vigil-api-server.service", "vigil-api.target", "vigil-worker-loop.service"} {
+			if got := strings.TrimSpace(run(t, "systemctl", "is-enabled", u)); got != "static" {
+				t.Errorf("%s is %q, want static (no [Install])", u, got)
+			}
+		}
+	})
+
+	t.Run("the executable runs as its bpm user with its capabilities only", func(t *testing.T) {
+		st := procStatus(t, api.ExecPID)
+		if st["Uid"] != "1000 1000 1000 1000" || st["Gid"] != "1000 1000 1000 1000" {
+			t.Errorf("api/server runs as uid %q gid %q, want vcap's 1000", st["Uid"], st["Gid"])
+		}
+		for _, k := range []string{"CapEff", "CapPrm", "CapBnd"} {
+			if st[k] != "0000000000000400" {
+				t.Errorf("%s %q, want NET_BIND_SERVICE only", k, st[k])
+			}
+		}
+		t.Logf("vmrig: api/server (pid %d) Uid %s CapEff %s", api.ExecPID, st["Uid"], st["CapEff"])
+	})
+
+	t.Run("readiness gates the dependant and a slow start is not killed", func(t *testing.T) {
+		a := show(t, "vigil-api-server.service", "ExecMainStartTimestampMonotonic", "ActiveEnterTimestampMonotonic", "TimeoutStartUSec", "Type")
+		w := show(t, "vigil-worker-loop.service", "ExecMainStartTimestampMonotonic")
+		aStart, aReady, wStart := usec(a[0]), usec(a[1]), usec(w[0])
+		if aReady-aStart < 3_000_000 {
+			t.Errorf("api/server active %d µs after its start: not held until its readiness probe (3 s)", aReady-aStart)
+		}
+		if wStart < aReady {
+			t.Errorf("worker/loop started at %d µs, before api/server was ready at %d", wStart, aReady)
+		}
+		if a[2] != "infinity" || a[3] != "notify" {
+			t.Errorf("api/server TimeoutStartUSec %q Type %q, want infinity and notify", a[2], a[3])
+		}
+		t.Logf("vmrig: api/server ready %.1f s after its start; worker/loop started %.1f s after that",
+			float64(aReady-aStart)/1e6, float64(wStart-aReady)/1e6)
+	})
+
+	t.Run("output reaches bpm's log file and the journal", func(t *testing.T) {
+		if log := readTrim(t, l.StdoutLog("api", "server")); !strings.Contains(log, "hello-journal") {
+			t.Errorf("stdout log: %q", log)
+		}
+		journal := run(t, "journalctl", "--no-pager", "-o", "cat", "-u", "vigil-api-server.service")
+		if !strings.Contains(journal, "hello-journal") {
+			t.Errorf("journal of vigil-api-server.service lacks the output:\n%s", journal)
+		}
+	})
+
+	t.Run("start and stop through the control API, bpm and the monit API", func(t *testing.T) {
+		if p := actOn(t, sdSock, control.ActionStop, "worker"); p.State != "stopped" {
+			t.Fatalf("vigil stop worker: %+v", p)
+		}
+		bpm := exec.Command(sdRoot+"/jobs/bpm/bin/bpm", "start", "worker")
+		bpm.Env = append(os.Environ(), "VIGIL_ROOT="+sdRoot)
+		if out, err := bpm.CombinedOutput(); err != nil {
+			t.Fatalf("bpm start worker: %v\n%s", err, out)
+		}
+		if got := strings.TrimSpace(run(t, "systemctl", "is-active", "vigil-worker-loop.service")); got != "active" {
+			t.Errorf("after bpm start: %s", got)
+		}
+		at := cursor(t)
+		post(t, "http://127.0.0.1:2832/worker", "action=stop")
+		waitJournal(t, "vigil-worker-loop.service", at, "got TERM") // the ladder's first signal
+		at = cursor(t)
+		post(t, "http://127.0.0.1:2832/worker", "action=start")
+		waitJournal(t, "vigil-worker-loop.service", at, "up")
+	})
+
+	t.Run("a crash loop backs off", func(t *testing.T) {
+		waitJournal(t, "vigil-crash-boom.service", "", "restart counter is at 5")
+		v := show(t, "vigil-crash-boom.service", "RestartUSec", "RestartUSecNext", "NRestarts", "ActiveState")
+		if v[1] == v[0] || v[1] == "" {
+			t.Errorf("RestartUSecNext %q after %s restarts, want more than RestartUSec %q", v[1], v[2], v[0])
+		}
+		t.Logf("vmrig: crash/boom after %s restarts: RestartUSec %s, next delay %s (%s)", v[2], v[0], v[1], v[3])
+	})
+
+	cancel()
+	daemon.Wait()
+	t.Run("change latency: D-Bus signals against the systemctl show poll", func(t *testing.T) {
+		for _, mode := range []string{"poll", "dbus"} {
+			lat := changeLatency(t, l, mode)
+			t.Logf("vmrig: change latency (%s): %v", mode, lat)
+		}
+	})
+}
+
+// changeLatency runs a driver with the given change watcher and measures,
+// five times, the time from a kill of worker/loop's unit to Changes.
+func changeLatency(t *testing.T, l boshpath.Layout, mode string) []time.Duration {
+	ctx, cancel := context.WithCancel(context.Background())
+	d := systemd.New(systemd.Config{Layout: l, Jobs: []string{"worker", "api"}, Watch: mode,
+		Units: systemd.Options{Vigil: bin("vigil")}})
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	actOn(t, l.ControlSocket(), control.ActionStart, "worker")
+	var out []time.Duration
+	for range 5 {
+		changed := d.Changes()
+		began := time.Now()
+		run(t, "systemctl", "kill", "--kill-whom=main", "--signal=KILL", "vigil-worker-loop.service")
+		select {
+		case <-changed:
+			out = append(out, time.Since(began).Round(time.Millisecond))
+		case <-time.After(time.Minute):
+			t.Fatalf("%s: no change seen within a minute of the kill", mode)
+		}
+		actOn(t, l.ControlSocket(), control.ActionStart, "worker")
+	}
+	return out
+}
+
+// actOn is act for another root's daemon.
+func actOn(t *testing.T, socket, action, job string) control.ProcessStatus {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for {
+		sts, err := control.NewClient(socket).Act(ctx, control.ActionRequest{Action: action, Job: job})
+		if err == nil && len(sts) == 1 {
+			st, _ := control.NewClient(socket).Status(ctx)
+			p, _ := processOf(st, sts[0].Job, sts[0].Process)
+			return p
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%s %s: %v", action, job, err)
+		}
+		if strings.Contains(fmt.Sprint(err), "no job") {
+			// still in its first load: a reload waits for it (the loads
+			// are serialised), then the job is known
+			if _, err := control.NewClient(socket).Reload(ctx); err != nil {
+				t.Fatalf("reload: %v", err)
+			}
+			continue
+		}
+		watchOnce(ctx, filepath.Dir(socket))
+	}
+}
+
+// run is sh without failing: some commands say what they say with a
+// non-zero status.
+func run(t *testing.T, name string, args ...string) string {
+	t.Helper()
+	out, _ := exec.Command(name, args...).CombinedOutput()
+	return string(out)
+}
+
+// show reads properties of a unit, in order.
+func show(t *testing.T, unit string, props ...string) []string {
+	t.Helper()
+	out := sh(t, "systemctl", "show", "--value", "-p", strings.Join(props, ","), unit)
+	vals := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(vals) != len(props) {
+		t.Fatalf("systemctl show %s %v: %q", unit, props, out)
+	}
+	return vals
+}
+
+func usec(s string) int64 {
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}
+
+// procStatus is /proc/PID/status, fields joined by single spaces.
+func procStatus(t *testing.T, pid int) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			out[k] = strings.Join(strings.Fields(v), " ")
+		}
+	}
+	return out
+}
+
+// cursor is the journal's position now, for waitJournal.
+func cursor(t *testing.T) string {
+	t.Helper()
+	out := sh(t, "journalctl", "--no-pager", "-n", "0", "--show-cursor")
+	_, c, ok := strings.Cut(out, "-- cursor: ")
+	if !ok {
+		t.Fatalf("no journal cursor: %q", out)
+	}
+	return strings.TrimSpace(c)
+}
+
+// waitJournal follows a unit's journal past after ("" from its start)
+// until a line contains want (journalctl -f: inotify, no poll).
+func waitJournal(t *testing.T, unit, after, want string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	args := []string{"--no-pager", "-f", "-o", "cat", "-u", unit}
+	if after != "" {
+		args = append(args, "--after-cursor="+after)
+	} else {
+		args = append(args, "-n", "all")
+	}
+	cmd := exec.CommandContext(ctx, "journalctl", args...)
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); cmd.Wait() }()
+	sc := bufio.NewScanner(pipe)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), want) {
+			return
+		}
+	}
+	t.Fatalf("%s's journal never said %q", unit, want)
+}
+
+func post(t *testing.T, url, body string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth("vcap", "random-password")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s %s: %s", url, body, resp.Status)
+	}
+}
