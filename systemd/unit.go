@@ -142,13 +142,7 @@ func Service(l boshpath.Layout, j *job.Job, p job.Process, o Options) Unit {
 	kv("FinalKillSignal", "SIGKILL")
 	kv("TimeoutStopSec", seconds(orDefault(o.StopTimeout, 15*time.Second)+
 		orDefault(o.QuitTimeout, 2*time.Second)+orDefault(o.KillTimeout, 5*time.Second)+time.Second))
-	if notify {
-		// Ready when its probes say so, however long that takes: vigil
-		// exec's startup probe, not systemd, decides a start has failed.
-		kv("TimeoutStartSec", "infinity")
-	} else {
-		kv("TimeoutStartSec", seconds(orDefault(o.HookTimeout, time.Minute)))
-	}
+	kv("TimeoutStartSec", startTimeout(p, notify, orDefault(o.HookTimeout, time.Minute)))
 	kv("Restart", restartMode(pol.Mode))
 	backoff(kv, pol)
 	// Output: the init writes the log files in ROOT/sys/log/JOB; vigil
@@ -225,6 +219,22 @@ func userOf(u string) string {
 		return "vcap"
 	}
 	return u
+}
+
+// startTimeout bounds the start: the hook's bound, and for a notify unit
+// the startup probe's whole budget on top (a slow start is not killed
+// before vigil's own probe would give up on it), or no bound at all
+// without a startup probe (natively, readiness alone never fails a start).
+func startTimeout(p job.Process, notify bool, hook time.Duration) string {
+	if !notify {
+		return seconds(hook)
+	}
+	sp := p.Health.Startup
+	if sp == nil {
+		return "infinity"
+	}
+	budget := sp.InitialDelay + time.Duration(max(sp.FailureThreshold, 1))*(orDefault(sp.Period, 10*time.Second)+orDefault(sp.Timeout, time.Second))
+	return seconds(hook + budget)
 }
 
 // readiness reports whether the process says when it is ready (a

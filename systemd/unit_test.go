@@ -175,3 +175,32 @@ func newerKey(line, analyze string) bool {
 	_, err := fmt.Sscanf(string(out), "systemd %d", &v)
 	return err == nil && v < 254
 }
+
+// TestReadinessMakesNotify: a process that says when it is ready (a probe
+// or a notification) is Type=notify, so that its dependants wait for it, and
+// its start is bounded by its startup probe's budget, not by the hook's.
+func TestReadinessMakesNotify(t *testing.T) {
+	l, _ := boshpath.New("/var/vcap")
+	j := &job.Job{Name: "j", ConfigPath: "/var/vcap/jobs/j/config/bpm.yml"}
+	probe := &job.ProbeSpec{TCP: &job.TCPProbe{Port: 80}, Period: 2 * time.Second, Timeout: time.Second, FailureThreshold: 30}
+	for _, c := range []struct {
+		name          string
+		health        job.Health
+		typ, deadline string
+	}{
+		{"plain", job.Health{}, "Type=exec", "TimeoutStartSec=60"},
+		{"readiness probe", job.Health{Readiness: probe}, "Type=notify", "TimeoutStartSec=infinity"},
+		{"startup probe", job.Health{Startup: probe}, "Type=notify", "TimeoutStartSec=150"},
+		{"notify", job.Health{Notify: "systemd"}, "Type=notify", "TimeoutStartSec=infinity"},
+	} {
+		u := Service(l, j, job.Process{Job: "j", Name: "p", Executable: "/bin/true", Health: c.health}, Options{Vigil: "/v"})
+		for _, want := range []string{c.typ, c.deadline} {
+			if !strings.Contains(u.Text, "\n"+want+"\n") {
+				t.Errorf("%s: no %s in\n%s", c.name, want, u.Text)
+			}
+		}
+		if strings.Contains(u.Text, "[Install]") || strings.Contains(u.Text, "\nUser=") {
+			t.Errorf("%s: an [Install] section or a User= in\n%s", c.name, u.Text)
+		}
+	}
+}

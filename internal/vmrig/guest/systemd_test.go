@@ -26,10 +26,10 @@ var sdJobs = map[string]string{
 	"api": `processes:
 - name: server
   executable: /bin/sh
-  args: ["-c", 'echo hello-journal; sleep 3; touch ` + sdRoot + `/data/api/ready; ` + termLoop + `']
+  args: ["-c", 'echo hello-journal; sleep 3; touch ` + sdRoot + `/data/api/tmp/ready; ` + termLoop + `']
   capabilities: [NET_BIND_SERVICE]
   health:
-    readiness: {exec: [/bin/test, -f, ` + sdRoot + `/data/api/ready], period: 1s}
+    readiness: {exec: [/bin/test, -f, ` + sdRoot + `/data/api/tmp/ready], period: 1s}
 `,
 	"worker": `processes:
 - name: loop
@@ -49,6 +49,14 @@ var sdJobs = map[string]string{
 // monit API, with the defects a real systemd showed fixed.
 func TestSystemdBackend(t *testing.T) {
 	inGuest(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, c := range [][]string{{"systemctl", "status", "--no-pager", "-n", "30", "vigil-*"},
+				{"sh", "-c", "tail -n 20 " + sdRoot + "/sys/log/*/*.log"}} {
+				t.Logf("%s:\n%s", strings.Join(c, " "), run(t, c[0], c[1:]...))
+			}
+		}
+	})
 	for name, yml := range sdJobs {
 		write(t, filepath.Join(sdRoot, "jobs", name, "config", "bpm.yml"), yml, 0o644)
 	}
