@@ -51,7 +51,10 @@ func watchBus(ctx context.Context, ours func(unit string) bool, changed func()) 
 		return fmt.Errorf("connect to the system bus: %w", err)
 	}
 	defer conn.Close()
-	if err := conn.AddMatchSignalContext(ctx, dbus.WithMatchInterface("org.freedesktop.DBus.Properties"),
+	// Only systemd's own signals: the bus routes none that another client
+	// sends under its paths (a forged one would cost a status read).
+	if err := conn.AddMatchSignalContext(ctx, dbus.WithMatchSender("org.freedesktop.systemd1"),
+		dbus.WithMatchInterface("org.freedesktop.DBus.Properties"),
 		dbus.WithMatchMember("PropertiesChanged"), dbus.WithMatchPathNamespace(unitPaths)); err != nil {
 		return fmt.Errorf("match systemd's signals: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
@@ -93,7 +96,8 @@ func TestSystemdBackend(t *testing.T) {
 	})
 
 	t.Run("the executable runs as its bpm user with its capabilities only", func(t *testing.T) {
-		st := procStatus(t, api.ExecPID)
+		exe := execOf(t, api.PID)
+		st := procStatus(t, exe)
 		if st["Uid"] != "1000 1000 1000 1000" || st["Gid"] != "1000 1000 1000 1000" {
 			t.Errorf("api/server runs as uid %q gid %q, want vcap's 1000", st["Uid"], st["Gid"])
 		}
@@ -102,7 +106,7 @@ func TestSystemdBackend(t *testing.T) {
 				t.Errorf("%s %q, want NET_BIND_SERVICE only", k, st[k])
 			}
 		}
-		t.Logf("vmrig: api/server (pid %d) Uid %s CapEff %s", api.ExecPID, st["Uid"], st["CapEff"])
+		t.Logf("vmrig: api/server (pid %d) Uid %s CapEff %s", exe, st["Uid"], st["CapEff"])
 	})
 
 	t.Run("readiness gates the dependant and a slow start is not killed", func(t *testing.T) {
@@ -136,10 +140,10 @@ func TestSystemdBackend(t *testing.T) {
 		if p := actOn(t, sdSock, control.ActionStop, "worker"); p.State != "stopped" {
 			t.Fatalf("vigil stop worker: %+v", p)
 		}
-		bpm := exec.Command(sdRoot+"/jobs/bpm/bin/bpm", "start", "worker")
+		bpm := exec.Command(sdRoot+"/jobs/bpm/bin/bpm", "start", "worker", "-p", "loop")
 		bpm.Env = append(os.Environ(), "VIGIL_ROOT="+sdRoot)
 		if out, err := bpm.CombinedOutput(); err != nil {
-			t.Fatalf("bpm start worker: %v\n%s", err, out)
+			t.Fatalf("bpm start worker -p loop: %v\n%s", err, out)
 		}
 		if got := strings.TrimSpace(run(t, "systemctl", "is-active", "vigil-worker-loop.service")); got != "active" {
 			t.Errorf("after bpm start: %s", got)
@@ -172,20 +176,24 @@ func TestSystemdBackend(t *testing.T) {
 }
 
 // changeLatency runs a driver with the given change watcher and measures,
-// five times, the time from a kill of worker/loop's unit to Changes.
+// five times, the time from the kill of worker/loop's main process (the
+// unit fails, and systemd restarts it) to Changes.
 func changeLatency(t *testing.T, l boshpath.Layout, mode string) []time.Duration {
 	ctx, cancel := context.WithCancel(context.Background())
 	d := systemd.New(systemd.Config{Layout: l, Jobs: []string{"worker", "api"}, Watch: mode,
-		Units: systemd.Options{Vigil: bin("vigil")}})
+		Units: systemd.Options{Vigil: bin("vigil")}, Log: slog.New(slog.NewTextHandler(os.Stderr, nil))})
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 	actOn(t, l.ControlSocket(), control.ActionStart, "worker")
 	var out []time.Duration
 	for range 5 {
+		main, _ := strconv.Atoi(show(t, "vigil-worker-loop.service", "MainPID")[0]) // vigil exec
 		changed := d.Changes()
 		began := time.Now()
-		run(t, "systemctl", "kill", "--kill-whom=main", "--signal=KILL", "vigil-worker-loop.service")
+		if err := unix.Kill(main, unix.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
 		select {
 		case <-changed:
 			out = append(out, time.Since(began).Round(time.Millisecond))
@@ -232,15 +240,34 @@ func run(t *testing.T, name string, args ...string) string {
 	return string(out)
 }
 
-// show reads properties of a unit, in order.
+// show reads properties of a unit, in the order asked (systemctl prints
+// them in its own).
 func show(t *testing.T, unit string, props ...string) []string {
 	t.Helper()
-	out := sh(t, "systemctl", "show", "--value", "-p", strings.Join(props, ","), unit)
-	vals := strings.Split(strings.TrimRight(out, "\n"), "\n")
-	if len(vals) != len(props) {
-		t.Fatalf("systemctl show %s %v: %q", unit, props, out)
+	got := map[string]string{}
+	for _, line := range strings.Split(sh(t, "systemctl", "show", "-p", strings.Join(props, ","), unit), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			got[k] = v
+		}
+	}
+	vals := make([]string, len(props))
+	for i, p := range props {
+		vals[i] = got[p]
 	}
 	return vals
+}
+
+// execOf is the executable's pid: the init's child (the systemd back end's
+// status names the init only).
+func execOf(t *testing.T, initPID int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", initPID, initPID))
+	f := strings.Fields(string(b))
+	if err != nil || len(f) == 0 {
+		t.Fatalf("no executable below init %d: %v", initPID, err)
+	}
+	n, _ := strconv.Atoi(f[0])
+	return n
 }
 
 func usec(s string) int64 {
