@@ -96,112 +96,12 @@ func TestStemcellService(t *testing.T) {
 	installStemcell(t)
 	web := running(t, "web")
 
-	t.Run("cgroup v2 limits in the delegated subtree", func(t *testing.T) {
-		dir := cgroupOf(t, web.ExecPID)
-		if !strings.HasPrefix(dir, unitGroup+"/vigil/") {
-			t.Fatalf("web/server's cgroup is %s, not below the unit's delegated %s", dir, unitGroup)
-		}
-		if d := cgroupOf(t, status(t, sock).Daemon.PID); d != unitGroup+"/supervisor" {
-			t.Errorf("the daemon runs in %s, want %s/supervisor", d, unitGroup)
-		}
-		for file, want := range map[string]string{"memory.max": "67108864", "memory.swap.max": "0",
-			"pids.max": "20", "cpu.weight": "50", "cpu.max": "150000 100000", "cpuset.cpus": "0"} {
-			got := readTrim(t, filepath.Join(dir, file))
-			if got != want {
-				t.Errorf("%s: %q, want %q", file, got, want)
-			}
-			t.Logf("vmrig: %s/%s = %s", strings.TrimPrefix(dir, "/sys/fs/cgroup/"), file, got)
-		}
-	})
-
-	t.Run("OOM kill reported in status, monit XML and metrics", func(t *testing.T) {
-		waitEvent(t, sock, 3*time.Minute, func(ev control.Event) bool {
-			return ev.Job == "hog" && ev.Kind == control.EventBackoff && ev.Restarts >= 1
-		})
-		hog, _ := processOf(status(t, sock), "hog", "eater")
-		if hog.LastExit == nil || !hog.LastExit.OOM {
-			t.Fatalf("hog/eater's last exit %+v, want an OOM kill", hog.LastExit)
-		}
-		text := sh(t, vcap+"/bosh/bin/vigil", "status", "--root", vcap)
-		if !strings.Contains(text, "killed by the OOM killer") {
-			t.Errorf("vigil status does not say OOM:\n%s", text)
-		}
-		xml := get(t, "http://127.0.0.1:2822/_status2?format=xml", "vcap", "random-password")
-		hogXML := regexp.MustCompile(`<service name="hog">.*?</service>`).FindString(xml)
-		if !strings.Contains(hogXML, "<status>512</status>") || !strings.Contains(hogXML, "killed by the OOM killer") {
-			t.Errorf("monit XML for hog: %s", hogXML)
-		}
-		var user, pass string
-		for _, line := range strings.Split(readTrim(t, vcap+"/sys/run/vigil/http-credentials"), "\n") {
-			if !strings.HasPrefix(line, "#") && strings.Contains(line, ":") {
-				user, pass, _ = strings.Cut(strings.TrimSpace(line), ":")
-			}
-		}
-		metrics := get(t, "http://127.0.0.1:2823/metrics", user, pass)
-		m := regexp.MustCompile(`vigil_process_oom_kills_total\{job="hog",process="eater"\} (\d+)`).FindStringSubmatch(metrics)
-		if m == nil || m[1] == "0" {
-			t.Errorf("no OOM kill in the metrics: %v", m)
-		}
-		t.Logf("vmrig: OOM: vigil status %q; monit XML %s; metrics %s", hog.LastExit.Description, hogXML, m)
-	})
-
-	t.Run("systemctl restart keeps the jobs and the new daemon adopts them", func(t *testing.T) {
-		before := status(t, sock)
-		web, _ := processOf(before, "web", "server")
-		sh(t, "systemctl", "restart", "vigil.service")
-		act(t, control.ActionStart, "web") // answered by the new daemon once it has adopted web
-		st := status(t, sock)
-		after, _ := processOf(st, "web", "server")
-		if st.Daemon.PID == before.Daemon.PID {
-			t.Fatalf("the daemon kept pid %d across the restart", st.Daemon.PID)
-		}
-		if after.PID != web.PID || after.ExecPID != web.ExecPID {
-			t.Errorf("web/server was pid %d (executable %d), now %d (%d)", web.PID, web.ExecPID, after.PID, after.ExecPID)
-		}
-		if after.Restarts != web.Restarts {
-			t.Errorf("web/server restarts %d → %d", web.Restarts, after.Restarts)
-		}
-		t.Logf("vmrig: restart of vigil.service: daemon %d → %d; web/server init %d → %d, executable %d → %d",
-			before.Daemon.PID, st.Daemon.PID, web.PID, after.PID, web.ExecPID, after.ExecPID)
-	})
-
-	t.Run("a kill of the daemon alone keeps the jobs, as the agent's reload needs", func(t *testing.T) {
-		before := status(t, sock)
-		web, _ := processOf(before, "web", "server")
-		exited := exitOf(t, before.Daemon.PID)
-		sh(t, "systemctl", "kill", "--kill-whom=main", "vigil.service")
-		exited()
-		sh(t, "systemctl", "start", "vigil.service") // the agent's start; Restart=always would do it too
-		act(t, control.ActionStart, "web")
-		st := status(t, sock)
-		after, _ := processOf(st, "web", "server")
-		if st.Daemon.PID == before.Daemon.PID || after.ExecPID != web.ExecPID {
-			t.Errorf("daemon %d → %d, web/server executable %d → %d", before.Daemon.PID, st.Daemon.PID, web.ExecPID, after.ExecPID)
-		}
-	})
-
-	t.Run("a restart storm leaves no cgroup behind", func(t *testing.T) {
-		for range 3 {
-			sh(t, "systemctl", "restart", "vigil.service")
-			p := running(t, "web")
-			sh(t, "kill", "-KILL", strconv.Itoa(p.ExecPID)) // the process is restarted in a new group
-		}
-		act(t, control.ActionStart, "web")
-		for _, g := range groupsBelow(unitGroup + "/vigil") {
-			if strings.Count(strings.TrimPrefix(g, unitGroup+"/vigil/"), "/") == 3 && readTrim(t, g+"/cgroup.procs") == "" {
-				t.Errorf("empty instance group left behind: %s", g)
-			}
-		}
-		if n := len(leaves(unitGroup + "/vigil/bosh/web/server")); n != 1 {
-			t.Errorf("web/server has %d instance groups, want 1: %v", n, groupsBelow(unitGroup+"/vigil/bosh/web"))
-		}
-	})
-
-	t.Run("systemctl stop stops every job with the ladder and leaves nothing", func(t *testing.T) {
-		web, _ := processOf(status(t, sock), "web", "server")
-		sh(t, "systemctl", "stop", "vigil.service")
-		checkStopped(t, []int{web.PID, web.ExecPID}, "")
-	})
+	t.Run("cgroup v2 limits in the delegated subtree", func(t *testing.T) { stemcellLimits(t, web) })
+	t.Run("OOM kill reported in status, monit XML and metrics", stemcellOOM)
+	t.Run("systemctl restart keeps the jobs and the new daemon adopts them", stemcellRestart)
+	t.Run("a kill of the daemon alone keeps the jobs, as the agent's reload needs", stemcellKill)
+	t.Run("a restart storm leaves no cgroup behind", stemcellStorm)
+	t.Run("systemctl stop stops every job with the ladder and leaves nothing", stemcellStop)
 
 	// Running again, for the shutdown: the census unit checks, once
 	// systemd has stopped vigil, that nothing was left.
@@ -212,6 +112,119 @@ func TestStemcellService(t *testing.T) {
 	write(t, "/etc/systemd/system/vigil-rig-census.service", censusUnit, 0o644)
 	sh(t, "systemctl", "daemon-reload")
 	sh(t, "systemctl", "start", "vigil-rig-census.service")
+}
+
+// stemcellLimits: cgroup v2 limits in the delegated subtree.
+func stemcellLimits(t *testing.T, web control.ProcessStatus) {
+	dir := cgroupOf(t, web.ExecPID)
+	if !strings.HasPrefix(dir, unitGroup+"/vigil/") {
+		t.Fatalf("web/server's cgroup is %s, not below the unit's delegated %s", dir, unitGroup)
+	}
+	if d := cgroupOf(t, status(t, sock).Daemon.PID); d != unitGroup+"/supervisor" {
+		t.Errorf("the daemon runs in %s, want %s/supervisor", d, unitGroup)
+	}
+	for file, want := range map[string]string{"memory.max": "67108864", "memory.swap.max": "0",
+		"pids.max": "20", "cpu.weight": "50", "cpu.max": "150000 100000", "cpuset.cpus": "0"} {
+		got := readTrim(t, filepath.Join(dir, file))
+		if got != want {
+			t.Errorf("%s: %q, want %q", file, got, want)
+		}
+		t.Logf("vmrig: %s/%s = %s", strings.TrimPrefix(dir, "/sys/fs/cgroup/"), file, got)
+	}
+}
+
+// stemcellOOM: OOM kill reported in status, monit XML and metrics.
+func stemcellOOM(t *testing.T) {
+	waitEvent(t, sock, 3*time.Minute, func(ev control.Event) bool {
+		return ev.Job == "hog" && ev.Kind == control.EventBackoff && ev.Restarts >= 1
+	})
+	hog, _ := processOf(status(t, sock), "hog", "eater")
+	if hog.LastExit == nil || !hog.LastExit.OOM {
+		t.Fatalf("hog/eater's last exit %+v, want an OOM kill", hog.LastExit)
+	}
+	text := sh(t, vcap+"/bosh/bin/vigil", "status", "--root", vcap)
+	if !strings.Contains(text, "killed by the OOM killer") {
+		t.Errorf("vigil status does not say OOM:\n%s", text)
+	}
+	xml := get(t, "http://127.0.0.1:2822/_status2?format=xml", "vcap", "random-password")
+	hogXML := regexp.MustCompile(`<service name="hog">.*?</service>`).FindString(xml)
+	if !strings.Contains(hogXML, "<status>512</status>") || !strings.Contains(hogXML, "killed by the OOM killer") {
+		t.Errorf("monit XML for hog: %s", hogXML)
+	}
+	var user, pass string
+	for _, line := range strings.Split(readTrim(t, vcap+"/sys/run/vigil/http-credentials"), "\n") {
+		if !strings.HasPrefix(line, "#") && strings.Contains(line, ":") {
+			user, pass, _ = strings.Cut(strings.TrimSpace(line), ":")
+		}
+	}
+	metrics := get(t, "http://127.0.0.1:2823/metrics", user, pass)
+	m := regexp.MustCompile(`vigil_process_oom_kills_total\{job="hog",process="eater"\} (\d+)`).FindStringSubmatch(metrics)
+	if m == nil || m[1] == "0" {
+		t.Errorf("no OOM kill in the metrics: %v", m)
+	}
+	t.Logf("vmrig: OOM: vigil status %q; monit XML %s; metrics %s", hog.LastExit.Description, hogXML, m)
+}
+
+// stemcellRestart: systemctl restart keeps the jobs and the new daemon adopts them.
+func stemcellRestart(t *testing.T) {
+	before := status(t, sock)
+	web, _ := processOf(before, "web", "server")
+	sh(t, "systemctl", "restart", "vigil.service")
+	act(t, control.ActionStart, "web") // answered by the new daemon once it has adopted web
+	st := status(t, sock)
+	after, _ := processOf(st, "web", "server")
+	if st.Daemon.PID == before.Daemon.PID {
+		t.Fatalf("the daemon kept pid %d across the restart", st.Daemon.PID)
+	}
+	if after.PID != web.PID || after.ExecPID != web.ExecPID {
+		t.Errorf("web/server was pid %d (executable %d), now %d (%d)", web.PID, web.ExecPID, after.PID, after.ExecPID)
+	}
+	if after.Restarts != web.Restarts {
+		t.Errorf("web/server restarts %d → %d", web.Restarts, after.Restarts)
+	}
+	t.Logf("vmrig: restart of vigil.service: daemon %d → %d; web/server init %d → %d, executable %d → %d",
+		before.Daemon.PID, st.Daemon.PID, web.PID, after.PID, web.ExecPID, after.ExecPID)
+}
+
+// stemcellKill: a kill of the daemon alone keeps the jobs, as the agent's reload needs.
+func stemcellKill(t *testing.T) {
+	before := status(t, sock)
+	web, _ := processOf(before, "web", "server")
+	exited := exitOf(t, before.Daemon.PID)
+	sh(t, "systemctl", "kill", "--kill-whom=main", "vigil.service")
+	exited()
+	sh(t, "systemctl", "start", "vigil.service") // the agent's start; Restart=always would do it too
+	act(t, control.ActionStart, "web")
+	st := status(t, sock)
+	after, _ := processOf(st, "web", "server")
+	if st.Daemon.PID == before.Daemon.PID || after.ExecPID != web.ExecPID {
+		t.Errorf("daemon %d → %d, web/server executable %d → %d", before.Daemon.PID, st.Daemon.PID, web.ExecPID, after.ExecPID)
+	}
+}
+
+// stemcellStorm: a restart storm leaves no cgroup behind.
+func stemcellStorm(t *testing.T) {
+	for range 3 {
+		sh(t, "systemctl", "restart", "vigil.service")
+		p := running(t, "web")
+		sh(t, "kill", "-KILL", strconv.Itoa(p.ExecPID)) // the process is restarted in a new group
+	}
+	act(t, control.ActionStart, "web")
+	for _, g := range groupsBelow(unitGroup + "/vigil") {
+		if strings.Count(strings.TrimPrefix(g, unitGroup+"/vigil/"), "/") == 3 && readTrim(t, g+"/cgroup.procs") == "" {
+			t.Errorf("empty instance group left behind: %s", g)
+		}
+	}
+	if n := len(leaves(unitGroup + "/vigil/bosh/web/server")); n != 1 {
+		t.Errorf("web/server has %d instance groups, want 1: %v", n, groupsBelow(unitGroup+"/vigil/bosh/web"))
+	}
+}
+
+// stemcellStop: systemctl stop stops every job with the ladder and leaves nothing.
+func stemcellStop(t *testing.T) {
+	web, _ := processOf(status(t, sock), "web", "server")
+	sh(t, "systemctl", "stop", "vigil.service")
+	checkStopped(t, []int{web.PID, web.ExecPID}, "")
 }
 
 // censusUnit is stopped after vigil.service at the shutdown (it is

@@ -87,89 +87,105 @@ func TestSystemdBackend(t *testing.T) {
 	sdSock := l.ControlSocket()
 	api := actOn(t, sdSock, control.ActionStart, "api") // systemctl start waits for READY=1
 
-	t.Run("nothing starts at boot by itself", func(t *testing.T) {
-		for _, u := range []string{"vigil-api-server.service", "vigil-api.target", "vigil-worker-loop.service"} {
-			if got := strings.TrimSpace(run(t, "systemctl", "is-enabled", u)); got != "static" {
-				t.Errorf("%s is %q, want static (no [Install])", u, got)
-			}
-		}
-	})
-
-	t.Run("the executable runs as its bpm user with its capabilities only", func(t *testing.T) {
-		exe := execOf(t, api.PID)
-		st := procStatus(t, exe)
-		if st["Uid"] != "1000 1000 1000 1000" || st["Gid"] != "1000 1000 1000 1000" {
-			t.Errorf("api/server runs as uid %q gid %q, want vcap's 1000", st["Uid"], st["Gid"])
-		}
-		for _, k := range []string{"CapEff", "CapPrm", "CapBnd"} {
-			if st[k] != "0000000000000400" {
-				t.Errorf("%s %q, want NET_BIND_SERVICE only", k, st[k])
-			}
-		}
-		t.Logf("vmrig: api/server (pid %d) Uid %s CapEff %s", exe, st["Uid"], st["CapEff"])
-	})
-
-	t.Run("readiness gates the dependant and a slow start is not killed", func(t *testing.T) {
-		a := show(t, "vigil-api-server.service", "ExecMainStartTimestampMonotonic", "ActiveEnterTimestampMonotonic", "TimeoutStartUSec", "Type")
-		w := show(t, "vigil-worker-loop.service", "ExecMainStartTimestampMonotonic")
-		aStart, aReady, wStart := usec(a[0]), usec(a[1]), usec(w[0])
-		if aReady-aStart < 3_000_000 {
-			t.Errorf("api/server active %d µs after its start: not held until its readiness probe (3 s)", aReady-aStart)
-		}
-		if wStart < aReady {
-			t.Errorf("worker/loop started at %d µs, before api/server was ready at %d", wStart, aReady)
-		}
-		if a[2] != "infinity" || a[3] != "notify" {
-			t.Errorf("api/server TimeoutStartUSec %q Type %q, want infinity and notify", a[2], a[3])
-		}
-		t.Logf("vmrig: api/server ready %.1f s after its start; worker/loop started %.1f s after that",
-			float64(aReady-aStart)/1e6, float64(wStart-aReady)/1e6)
-	})
-
-	t.Run("output reaches bpm's log file and the journal", func(t *testing.T) {
-		if log := readTrim(t, l.StdoutLog("api", "server")); !strings.Contains(log, "hello-journal") {
-			t.Errorf("stdout log: %q", log)
-		}
-		waitJournal(t, "vigil-api-server.service", "", "hello-journal") // journald may lag a little
-	})
-
-	t.Run("start and stop through the control API, bpm and the monit API", func(t *testing.T) {
-		if p := actOn(t, sdSock, control.ActionStop, "worker"); p.State != "stopped" {
-			t.Fatalf("vigil stop worker: %+v", p)
-		}
-		bpm := exec.Command(sdRoot+"/jobs/bpm/bin/bpm", "start", "worker", "-p", "loop")
-		bpm.Env = append(os.Environ(), "VIGIL_ROOT="+sdRoot)
-		if out, err := bpm.CombinedOutput(); err != nil {
-			t.Fatalf("bpm start worker -p loop: %v\n%s", err, out)
-		}
-		if got := strings.TrimSpace(run(t, "systemctl", "is-active", "vigil-worker-loop.service")); got != "active" {
-			t.Errorf("after bpm start: %s", got)
-		}
-		at := cursor(t)
-		post(t, "http://127.0.0.1:2832/worker", "action=stop")
-		waitJournal(t, "vigil-worker-loop.service", at, "got TERM") // the ladder's first signal
-		at = cursor(t)
-		post(t, "http://127.0.0.1:2832/worker", "action=start")
-		waitJournal(t, "vigil-worker-loop.service", at, "up")
-	})
-
-	t.Run("a crash loop backs off", func(t *testing.T) {
-		waitJournal(t, "vigil-crash-boom.service", "", "restart counter is at 5")
-		v := show(t, "vigil-crash-boom.service", "RestartUSec", "RestartUSecNext", "NRestarts", "ActiveState")
-		if v[1] == v[0] || v[1] == "" {
-			t.Errorf("RestartUSecNext %q after %s restarts, want more than RestartUSec %q", v[1], v[2], v[0])
-		}
-		t.Logf("vmrig: crash/boom after %s restarts: RestartUSec %s, next delay %s (%s)", v[2], v[0], v[1], v[3])
-	})
+	t.Run("nothing starts at boot by itself", sdStatic)
+	t.Run("the executable runs as its bpm user with its capabilities only", func(t *testing.T) { sdIdentity(t, api) })
+	t.Run("readiness gates the dependant and a slow start is not killed", sdReadiness)
+	t.Run("output reaches bpm's log file and the journal", func(t *testing.T) { sdJournal(t, l) })
+	t.Run("start and stop through the control API, bpm and the monit API", func(t *testing.T) { sdActions(t, sdSock) })
+	t.Run("a crash loop backs off", sdBackoff)
 
 	cancel()
 	daemon.Wait()
-	t.Run("change latency: D-Bus signals against the systemctl show poll", func(t *testing.T) {
-		for _, mode := range []string{"poll", "dbus"} {
-			lat := changeLatency(t, l, mode)
-			t.Logf("vmrig: change latency (%s): %v", mode, lat)
+	t.Run("change latency: D-Bus signals against the systemctl show poll", func(t *testing.T) { sdLatency(t, l) })
+}
+
+// sdStatic: nothing starts at boot by itself.
+func sdStatic(t *testing.T) {
+	for _, u := range []string{"vigil-api-server.service", "vigil-api.target", "vigil-worker-loop.service"} {
+		if got := strings.TrimSpace(run(t, "systemctl", "is-enabled", u)); got != "static" {
+			t.Errorf("%s is %q, want static (no [Install])", u, got)
 		}
-	})
+	}
+}
+
+// sdIdentity: the executable runs as its bpm user with its capabilities only.
+func sdIdentity(t *testing.T, api control.ProcessStatus) {
+	exe := execOf(t, api.PID)
+	st := procStatus(t, exe)
+	if st["Uid"] != "1000 1000 1000 1000" || st["Gid"] != "1000 1000 1000 1000" {
+		t.Errorf("api/server runs as uid %q gid %q, want vcap's 1000", st["Uid"], st["Gid"])
+	}
+	for _, k := range []string{"CapEff", "CapPrm", "CapBnd"} {
+		if st[k] != "0000000000000400" {
+			t.Errorf("%s %q, want NET_BIND_SERVICE only", k, st[k])
+		}
+	}
+	t.Logf("vmrig: api/server (pid %d) Uid %s CapEff %s", exe, st["Uid"], st["CapEff"])
+}
+
+// sdReadiness: readiness gates the dependant and a slow start is not killed.
+func sdReadiness(t *testing.T) {
+	a := show(t, "vigil-api-server.service", "ExecMainStartTimestampMonotonic", "ActiveEnterTimestampMonotonic", "TimeoutStartUSec", "Type")
+	w := show(t, "vigil-worker-loop.service", "ExecMainStartTimestampMonotonic")
+	aStart, aReady, wStart := usec(a[0]), usec(a[1]), usec(w[0])
+	if aReady-aStart < 3_000_000 {
+		t.Errorf("api/server active %d µs after its start: not held until its readiness probe (3 s)", aReady-aStart)
+	}
+	if wStart < aReady {
+		t.Errorf("worker/loop started at %d µs, before api/server was ready at %d", wStart, aReady)
+	}
+	if a[2] != "infinity" || a[3] != "notify" {
+		t.Errorf("api/server TimeoutStartUSec %q Type %q, want infinity and notify", a[2], a[3])
+	}
+	t.Logf("vmrig: api/server ready %.1f s after its start; worker/loop started %.1f s after that",
+		float64(aReady-aStart)/1e6, float64(wStart-aReady)/1e6)
+}
+
+// sdJournal: output reaches bpm's log file and the journal.
+func sdJournal(t *testing.T, l boshpath.Layout) {
+	if log := readTrim(t, l.StdoutLog("api", "server")); !strings.Contains(log, "hello-journal") {
+		t.Errorf("stdout log: %q", log)
+	}
+	waitJournal(t, "vigil-api-server.service", "", "hello-journal") // journald may lag a little
+}
+
+// sdActions: start and stop through the control API, bpm and the monit API.
+func sdActions(t *testing.T, sdSock string) {
+	if p := actOn(t, sdSock, control.ActionStop, "worker"); p.State != "stopped" {
+		t.Fatalf("vigil stop worker: %+v", p)
+	}
+	bpm := exec.Command(sdRoot+"/jobs/bpm/bin/bpm", "start", "worker", "-p", "loop")
+	bpm.Env = append(os.Environ(), "VIGIL_ROOT="+sdRoot)
+	if out, err := bpm.CombinedOutput(); err != nil {
+		t.Fatalf("bpm start worker -p loop: %v\n%s", err, out)
+	}
+	if got := strings.TrimSpace(run(t, "systemctl", "is-active", "vigil-worker-loop.service")); got != "active" {
+		t.Errorf("after bpm start: %s", got)
+	}
+	at := cursor(t)
+	post(t, "http://127.0.0.1:2832/worker", "action=stop")
+	waitJournal(t, "vigil-worker-loop.service", at, "got TERM") // the ladder's first signal
+	at = cursor(t)
+	post(t, "http://127.0.0.1:2832/worker", "action=start")
+	waitJournal(t, "vigil-worker-loop.service", at, "up")
+}
+
+// sdBackoff: a crash loop backs off.
+func sdBackoff(t *testing.T) {
+	waitJournal(t, "vigil-crash-boom.service", "", "restart counter is at 5")
+	v := show(t, "vigil-crash-boom.service", "RestartUSec", "RestartUSecNext", "NRestarts", "ActiveState")
+	if v[1] == v[0] || v[1] == "" {
+		t.Errorf("RestartUSecNext %q after %s restarts, want more than RestartUSec %q", v[1], v[2], v[0])
+	}
+	t.Logf("vmrig: crash/boom after %s restarts: RestartUSec %s, next delay %s (%s)", v[2], v[0], v[1], v[3])
+}
+
+// sdLatency: change latency: D-Bus signals against the systemctl show poll.
+func sdLatency(t *testing.T, l boshpath.Layout) {
+	for _, mode := range []string{"poll", "dbus"} {
+		lat := changeLatency(t, l, mode)
+		t.Logf("vmrig: change latency (%s): %v", mode, lat)
+	}
 }
 
 // changeLatency runs a driver with the given change watcher and measures,
