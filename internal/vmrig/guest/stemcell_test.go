@@ -208,8 +208,10 @@ func stemcellStorm(t *testing.T) {
 		sh(t, "systemctl", "restart", "vigil.service")
 		p := running(t, "web")
 		sh(t, "kill", "-KILL", strconv.Itoa(p.ExecPID)) // the process is restarted in a new group
+		waitEvent(t, sock, 2*time.Minute, func(ev control.Event) bool {
+			return ev.Job == "web" && ev.Kind == control.EventRestarted && ev.Restarts > p.Restarts
+		})
 	}
-	act(t, control.ActionStart, "web")
 	for _, g := range groupsBelow(unitGroup + "/vigil") {
 		if strings.Count(strings.TrimPrefix(g, unitGroup+"/vigil/"), "/") == 3 && readTrim(t, g+"/cgroup.procs") == "" {
 			t.Errorf("empty instance group left behind: %s", g)

@@ -154,20 +154,26 @@ func sdActions(t *testing.T, sdSock string) {
 	if p := actOn(t, sdSock, control.ActionStop, "worker"); p.State != "stopped" {
 		t.Fatalf("vigil stop worker: %+v", p)
 	}
-	bpm := exec.Command(sdRoot+"/jobs/bpm/bin/bpm", "start", "worker", "-p", "loop")
-	bpm.Env = append(os.Environ(), "VIGIL_ROOT="+sdRoot)
-	if out, err := bpm.CombinedOutput(); err != nil {
-		t.Fatalf("bpm start worker -p loop: %v\n%s", err, out)
-	}
+	at := cursor(t)
+	post(t, "http://127.0.0.1:2832/worker", "action=start") // answered at once, as monit does
+	waitJournal(t, "vigil-worker-loop.service", at, "up")
+	at = cursor(t)
+	bpm(t, "stop", "worker", "-p", "loop")                      // through the daemon: waits for the stop
+	waitJournal(t, "vigil-worker-loop.service", at, "got TERM") // the ladder's first signal
+	bpm(t, "start", "worker", "-p", "loop")
 	if got := strings.TrimSpace(run(t, "systemctl", "is-active", "vigil-worker-loop.service")); got != "active" {
 		t.Errorf("after bpm start: %s", got)
 	}
-	at := cursor(t)
-	post(t, "http://127.0.0.1:2832/worker", "action=stop")
-	waitJournal(t, "vigil-worker-loop.service", at, "got TERM") // the ladder's first signal
-	at = cursor(t)
-	post(t, "http://127.0.0.1:2832/worker", "action=start")
-	waitJournal(t, "vigil-worker-loop.service", at, "up")
+}
+
+// bpm runs the bpm personality on the systemd back end's root.
+func bpm(t *testing.T, args ...string) {
+	t.Helper()
+	cmd := exec.Command(sdRoot+"/jobs/bpm/bin/bpm", args...)
+	cmd.Env = append(os.Environ(), "VIGIL_ROOT="+sdRoot)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("bpm %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
 }
 
 // sdBackoff: a crash loop backs off.
