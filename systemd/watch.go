@@ -2,107 +2,70 @@ package systemd
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strconv"
 	"strings"
+	"time"
 
-	"github.com/godbus/dbus/v5"
+	"github.com/vigil-bosh/vigil/control"
 )
 
-// The change watcher behind Changes: systemd's own signals over D-Bus (a
-// unit's PropertiesChanged, sent the moment its state changes), or, where
-// the bus cannot be reached or Config.Watch is "poll", the poll of
-// systemctl show every Config.Poll.
-
-// watchChanges notifies at each change of one of the driver's units until
-// ctx is done. It blocks.
-func (d *Driver) watchChanges(ctx context.Context) {
-	if d.cfg.Watch != "poll" {
-		err := watchBus(ctx, d.ours, d.notify)
-		if ctx.Err() != nil {
-			return
-		}
-		d.log.Warn("no D-Bus change signals from systemd: polling systemctl show instead", "every", d.cfg.Poll, "error", err)
-	}
-	d.watch(ctx)
+// Watcher tells the driver when its units may have changed; the driver
+// then reads their states, derives the events and wakes its watchers.
+type Watcher interface {
+	// Watch calls changed after each change it sees to the units that
+	// units lists (read again at each call: a reload changes them), until
+	// ctx is done, and returns then. changed may block while the driver
+	// reads the states.
+	Watch(ctx context.Context, units func() []string, changed func())
 }
 
-// ours reports whether unit is one of the driver's services.
-func (d *Driver) ours(unit string) bool {
-	for _, s := range d.cur.Load().services {
-		if s.unit == unit {
-			return true
-		}
-	}
-	return false
-}
+// poller is the Watcher without a change stream: systemctl offers none
+// without D-Bus, so it says "maybe changed" every interval.
+type poller struct{ every time.Duration }
 
-// unitPaths is the object-path namespace of systemd's units.
-const unitPaths = "/org/freedesktop/systemd1/unit"
+// Poller is the Watcher that polls: "maybe changed" every interval.
+func Poller(every time.Duration) Watcher { return poller{every} }
 
-// watchBus subscribes to systemd's unit signals on the system bus and calls
-// changed for each PropertiesChanged of a unit that ours accepts, until ctx
-// is done (nil) or the bus fails (its error). It blocks; changed is called
-// from its goroutine only.
-func watchBus(ctx context.Context, ours func(unit string) bool, changed func()) error {
-	conn, err := dbus.ConnectSystemBus(dbus.WithContext(ctx))
-	if err != nil {
-		return fmt.Errorf("connect to the system bus: %w", err)
-	}
-	defer conn.Close()
-	// Only systemd's own signals: the bus routes none that another client
-	// sends under its paths (a forged one would cost a status read).
-	if err := conn.AddMatchSignalContext(ctx, dbus.WithMatchSender("org.freedesktop.systemd1"),
-		dbus.WithMatchInterface("org.freedesktop.DBus.Properties"),
-		dbus.WithMatchMember("PropertiesChanged"), dbus.WithMatchPathNamespace(unitPaths)); err != nil {
-		return fmt.Errorf("match systemd's signals: %w", err)
-	}
-	signals := make(chan *dbus.Signal, 256)
-	conn.Signal(signals)
-	// systemd sends its unit signals only while a client has subscribed.
-	manager := conn.Object("org.freedesktop.systemd1", "/org/freedesktop/systemd1")
-	if err := manager.CallWithContext(ctx, "org.freedesktop.systemd1.Manager.Subscribe", 0).Err; err != nil {
-		return fmt.Errorf("subscribe to systemd: %w", err)
-	}
+func (p poller) Watch(ctx context.Context, _ func() []string, changed func()) {
+	t := time.NewTicker(p.every)
+	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
-		case s, ok := <-signals:
-			if !ok {
-				return errors.New("the system bus connection closed")
-			}
-			if unit, ok := unitOfPath(s.Path); ok && ours(unit) {
-				changed()
-			}
+			return
+		case <-t.C:
+			changed()
 		}
 	}
 }
 
-// unitOfPath decodes a unit's object path (systemd escapes each byte
-// outside [A-Za-z0-9] as _XX): .../unit/vigil_2dweb_2eservice is
-// vigil-web.service.
-func unitOfPath(p dbus.ObjectPath) (string, bool) {
-	enc, ok := strings.CutPrefix(string(p), unitPaths+"/")
-	if !ok || strings.Contains(enc, "/") {
-		return "", false
+// refresh reads every unit's state once and hands each process's status
+// to the event hub, in order; it wakes the watchers of Changes when a
+// state, restart count or pid differs from the last refresh.
+func (d *Driver) refresh(ctx context.Context) {
+	d.obs.Lock()
+	defer d.obs.Unlock()
+	st, states, err := d.read(ctx)
+	if err != nil {
+		d.log.Debug("status", "error", err)
+		return
 	}
 	var b strings.Builder
-	for i := 0; i < len(enc); i++ {
-		if enc[i] != '_' {
-			b.WriteByte(enc[i])
-			continue
-		}
-		if i+2 >= len(enc) {
-			return "", false
-		}
-		n, err := strconv.ParseUint(enc[i+1:i+3], 16, 8)
-		if err != nil {
-			return "", false
-		}
-		b.WriteByte(byte(n))
-		i += 2
+	for i, p := range st.Processes {
+		d.events.Observe(p, states[i].instance())
+		fmt.Fprintf(&b, "%s/%s %s %d %d;", p.Job, p.Process, p.State, p.Restarts, p.PID)
 	}
-	return b.String(), true
+	if s := b.String(); s != d.last {
+		d.last = s
+		d.changes.Notify()
+	}
+}
+
+// Changes returns a channel closed at the next change the watcher sees.
+func (d *Driver) Changes() <-chan struct{} { return d.changes.Wait() }
+
+// Events implements control.EventSource: the events derived from the
+// units' states as the watcher sees them change (see backend.Hub).
+func (d *Driver) Events(ctx context.Context, recent int) (<-chan control.Event, error) {
+	return d.events.Subscribe(ctx, recent), nil
 }

@@ -19,12 +19,7 @@ func removeDir(dir string) { os.RemoveAll(dir) }
 // unless it is mounted noexec (as on Ubuntu and Debian 13), then /var/tmp.
 func SandboxRoot(t testing.TB, prefix string) string {
 	t.Helper()
-	parent := "/run"
-	var st unix.Statfs_t
-	if err := unix.Statfs(parent, &st); err != nil || st.Flags&unix.ST_NOEXEC != 0 {
-		parent = "/var/tmp"
-	}
-	root, err := os.MkdirTemp(parent, prefix)
+	root, err := os.MkdirTemp(SandboxParent(), prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,4 +28,14 @@ func SandboxRoot(t testing.TB, prefix string) string {
 		t.Fatal(err)
 	}
 	return root
+}
+
+// SandboxParent is where SandboxRoot makes its directories: /run, unless
+// it is mounted noexec, then /var/tmp.
+func SandboxParent() string {
+	var st unix.Statfs_t
+	if err := unix.Statfs("/run", &st); err != nil || st.Flags&unix.ST_NOEXEC != 0 {
+		return "/var/tmp"
+	}
+	return "/run"
 }
