@@ -83,8 +83,8 @@ func Exec(ctx context.Context, c ExecConfig) (int, error) {
 // gone, and returns the exit status. TERM and INT (systemd's KillSignal)
 // stop it through the ladder; other signals go to the executable; ready is
 // called once the process is ready (running, and its readiness probe or
-// notification says so); started once the start has settled (the
-// process's directories exist).
+// notification says so); started once the process runs or has ended (its
+// directories exist then).
 func supervised(ctx context.Context, cfg supervise.Config, sigs <-chan os.Signal, started, ready func()) (int, error) {
 	changes := make(chan supervise.Status, 1)
 	cfg.OnChange = func(st supervise.Status) { // keep only the latest; never block
@@ -105,11 +105,14 @@ func supervised(ctx context.Context, cfg supervise.Config, sigs <-chan os.Signal
 	if _, err := sup.Send(ctx, supervise.VerbStart); err != nil {
 		return 1, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
-	started()
-	readied := false
+	readied, begun := false, false
 	for {
 		select {
 		case st := <-changes:
+			if !begun && (st.ExecPID != 0 || st.Gen > 0 && (st.State == supervise.Stopped || st.State == supervise.Failed)) {
+				begun = true // the start made the process's directories
+				started()
+			}
 			if st.Ready && !readied {
 				readied = true
 				ready()
