@@ -161,7 +161,7 @@ func (d *Daemon) supervisorConfig(next *loaded, id supervise.ID) supervise.Confi
 			NoIsolation: d.cfg.NoIsolation, Log: d.log})
 		next.runners[id] = r
 		cfg.Runner = r
-		cfg.Timing, cfg.Probes = backend.Supervision(sp.proc, d.cfg.Layout, d.cfg.Timing, r.Enter)
+		cfg.Timing, cfg.Probes = backend.Supervision(sp.proc, d.cfg.Layout, d.cfg.Timing, r.StartInside)
 		cfg.OnLimit = d.command(id, sp.proc.Restart.Limit.Exec, sp.proc.Environ(d.cfg.Layout))
 		if p, err := proc.Adopt(d.cfg.Layout, id.Job, id.Process); err == nil {
 			cfg.Adopt = p

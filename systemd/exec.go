@@ -69,7 +69,7 @@ func Exec(ctx context.Context, c ExecConfig) (int, error) {
 	started := func() { stopRelay = relayLogs(outLog, errLog, from, c.Stdout, c.Stderr) }
 	r := proc.NewRunner(p, proc.Options{Layout: c.Layout, Init: init, InitEnv: c.InitEnv,
 		NoIsolation: c.NoIsolation, NoCgroup: true})
-	t, probes := backend.Supervision(p, c.Layout, c.Timing, r.Enter)
+	t, probes := backend.Supervision(p, c.Layout, c.Timing, r.StartInside)
 	t.Restart = restart.Policy{Mode: restart.Never} // systemd restarts the unit
 	ready := func() {}
 	if c.NotifySocket != "" {

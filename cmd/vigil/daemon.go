@@ -41,7 +41,7 @@ func runDaemon(args []string) error {
 		return err
 	}
 	cfg := daemon.Config{
-		Layout: l, Version: version,
+		Layout: l, Version: vigilVersion(),
 		Log:          slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		NoIsolation:  os.Getenv(proc.IsolationEnv) == "off",
 		LeaveRunning: *leave,
