@@ -64,8 +64,11 @@ type isolation struct {
 
 // isolate fills the launch's sandbox and warnings: it builds the sandbox
 // spec, prepares the host (ownership, volumes, shared mounts) and creates
-// the process's cgroup with its limits. What cannot be enforced becomes a
-// warning; what is misconfigured (a bad volume) fails the start.
+// the process's cgroup with its limits. What this machine cannot enforce
+// (a missing cgroup controller) becomes a warning; what is misconfigured
+// (a bad volume, a user that does not exist) and what fails (a lookup, a
+// cgroup that cannot be made or limited) fails the start, which is then
+// retried: a process never runs with less isolation than it was given.
 func (r *Runner) isolate(launch *procinit.Launch) (isolation, error) {
 	p, l := r.p, r.opts.Layout
 	switch {
@@ -92,9 +95,12 @@ func (r *Runner) isolate(launch *procinit.Launch) (isolation, error) {
 		CPUWeight: p.Limits.CPUWeight, CPUQuota: p.Limits.CPUQuota, CPUSet: p.Limits.CPUSet}
 	if !r.opts.NoCgroup {
 		g, cw, err := cgroup.Create(cgroupName(l.Root(), p.Job, p.Name, r.instanceID()), lim)
-		warns = append(warns, cw...)
 		if err != nil {
-			warns = append(warns, fmt.Sprintf("no cgroup (%v): cgroup limits are not enforced and OOM kills are not recorded", err))
+			return isolation{}, fmt.Errorf("failed to start job-process: %w", err)
+		}
+		warns = append(warns, cw...)
+		if g == nil {
+			warns = append(warns, "no cgroup controller on this machine: cgroup limits are not enforced and OOM kills are not recorded")
 		} else {
 			iso.group = g
 			spec.Cgroups = g.Dirs()

@@ -13,26 +13,26 @@ import (
 )
 
 // createV2 makes dir below root, enabling the controllers at every level
-// above it.
+// above it, and writes the limits; only missing swap accounting is a
+// warning.
 func createV2(dir, root string, want []string, l Limits) (*Group, []string, error) {
-	rel, _ := filepath.Rel(root, dir)
-	cur := root
 	enable := "+" + strings.Join(want, " +")
-	for _, part := range strings.Split(rel, string(filepath.Separator)) {
-		if err := write(cur, "cgroup.subtree_control", enable); err != nil {
-			return nil, nil, fmt.Errorf("cgroup %s: %w", cur, err)
+	control := func(parent, _ string) error {
+		if err := write(parent, "cgroup.subtree_control", enable); err != nil {
+			return fmt.Errorf("cgroup %s: %w", parent, err)
 		}
-		cur = filepath.Join(cur, part)
-		if err := os.Mkdir(cur, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			return nil, nil, fmt.Errorf("create cgroup %s: %w", cur, err)
-		}
+		return nil
+	}
+	if err := makeLevels(root, dir, control, func(string, string) error { return nil }); err != nil {
+		return nil, nil, err
 	}
 	g := &Group{v2: true, dirs: map[string]string{"": dir}}
 	g.Kill()
 	var warns []string
+	var errs []error
 	set := func(file, v string) {
 		if err := write(dir, file, v); err != nil {
-			warns = append(warns, fmt.Sprintf("cgroup %s: %v", file, err))
+			errs = append(errs, fmt.Errorf("cgroup %s: %w", file, err))
 		}
 	}
 	if l.Memory != nil {
@@ -54,6 +54,10 @@ func createV2(dir, root string, want []string, l Limits) (*Group, []string, erro
 	}
 	if l.CPUSet != "" {
 		set("cpuset.cpus", l.CPUSet)
+	}
+	if err := errors.Join(errs...); err != nil {
+		_ = g.Remove()
+		return nil, nil, err
 	}
 	return g, warns, nil
 }
