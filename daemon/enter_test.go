@@ -14,7 +14,8 @@ import (
 
 // TestExecProbeRunsInsideTheSandbox: an exec probe runs in the process's
 // isolation, as its user. The probe below is healthy only there: on the
-// host it would see the other job and run as root.
+// host it would see the other job and run as root. The user is one every
+// machine has: a start as a vcap that does not exist fails.
 func TestExecProbeRunsInsideTheSandbox(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("isolation needs root")
@@ -38,12 +39,13 @@ func TestExecProbeRunsInsideTheSandbox(t *testing.T) {
 - name: web
   executable: /bin/sleep
   args: ["1000"]
+  user: nobody
   health:
     readiness:
       exec: [/bin/sh, -c, "test ! -e `+l.JobDir("other")+` && test $(id -u) != 0"]
       period: 50ms
 `)
-	write("other", "processes:\n- name: other\n  executable: /bin/sleep\n  args: [\"1000\"]\n")
+	write("other", "processes:\n- name: other\n  executable: /bin/sleep\n  args: [\"1000\"]\n  user: nobody\n")
 	self, _ := os.Executable()
 	d, err := New(Config{Layout: l, Init: self})
 	if err != nil {

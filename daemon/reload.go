@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/job"
@@ -165,10 +166,32 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 			}
 		}
 	}
+	wait, stopWaiting := d.untilStopping(ctx)
+	defer stopWaiting()
+	var werr error
 	if next.monit == nil {
-		return res, errors.Join(err, d.startWaves(ctx, next.deps, toStart))
+		werr = d.startWaves(wait, next.deps, toStart)
+	} else {
+		werr = d.startInOrder(wait, next.monit, toStart)
 	}
-	return res, errors.Join(err, d.startInOrder(ctx, next.monit, toStart))
+	if d.stopping != nil && d.stopping.Err() != nil {
+		werr = nil // the starts were asked for; the shutdown stops them
+	}
+	return res, errors.Join(err, werr)
+}
+
+// untilStopping is ctx, ended too when the daemon is told to stop. The
+// stops of a reload run to the end (an abandoned one would leave a process
+// running unsupervised), but its waits for starts to settle must not hold
+// the shutdown: a start that never settles would keep the daemon from
+// honouring SIGTERM.
+func (d *Daemon) untilStopping(ctx context.Context) (context.Context, context.CancelFunc) {
+	wait, cancel := context.WithCancel(ctx)
+	if d.stopping == nil {
+		return wait, cancel
+	}
+	stop := context.AfterFunc(d.stopping, cancel)
+	return wait, func() { stop(); cancel() }
 }
 
 // wanted lists every process that should run: all processes of every job
@@ -234,10 +257,25 @@ func (d *Daemon) startAll(ctx context.Context, ids []supervise.ID) error {
 func (d *Daemon) supervisorConfig(id supervise.ID, p job.Process, r *proc.Runner) supervise.Config {
 	t := d.cfg.Timing
 	t.StopSignal = p.ShutdownSignal
+	if t.StartTimeout <= 0 {
+		t.StartTimeout = d.startTimeout()
+	}
 	t.Restart = RestartPolicy(t.Restart, p.Restart)
 	t.Health.Notify = p.Health.Notify != ""
 	return supervise.Config{ID: id, Timing: t, Runner: r, OnChange: d.onChange,
 		Probes: ProbesOf(p, d.cfg.Layout, r.Enter), OnLimit: d.limitExec(id, p.Restart.Limit.Exec, p.Environ(d.cfg.Layout))}
+}
+
+// startTimeout bounds a start of a bpm process that names none: the
+// pre_start hook's own limit plus a minute for the rest (the init, the
+// sandbox, the exec), so that a start that hangs anywhere fails and is
+// retried instead of staying "starting" for good.
+func (d *Daemon) startTimeout() time.Duration {
+	hook := d.cfg.HookTimeout
+	if hook <= 0 {
+		hook = proc.DefaultHookTimeout
+	}
+	return hook + time.Minute
 }
 
 // onChange runs on a supervisor's goroutine after each change: it derives
