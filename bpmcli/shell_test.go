@@ -27,7 +27,8 @@ func TestShellEntersTheSandbox(t *testing.T) {
 	for _, j := range []string{"web", "other"} {
 		p := filepath.Join(root, "jobs", j, "config", "bpm.yml")
 		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte("processes:\n- name: "+j+"\n  executable: /bin/sleep\n  args: ['1000']\n"), 0o644)
+		// The user is one every machine has: a start as a missing vcap fails.
+		os.WriteFile(p, []byte("processes:\n- name: "+j+"\n  executable: /bin/sleep\n  args: ['1000']\n  user: nobody\n"), 0o644)
 	}
 	env := append(os.Environ(), "BPM_BOSH_ROOT="+root)
 	bpm := func(stdin string, args ...string) (string, error) {
