@@ -198,3 +198,24 @@ func cgroupRootOf(t *testing.T, controller string) string {
 	}
 	return unified
 }
+
+// TestSandboxRefusesPidfdGetfd: pidfd_getfd would let a process take a
+// copy of any descriptor of a process it may ptrace: with the host's PID
+// namespace, another job's process of the same user, and its secrets with
+// it. The sandboxed process is refused (EPERM, as bpm's profile refuses
+// it), even on its own pidfd; a privileged process, which has no filter,
+// shows the call works here.
+func TestSandboxRefusesPidfdGetfd(t *testing.T) {
+	s := newSandboxed(t)
+	for _, privileged := range []bool{false, true} {
+		p := s.process("getfd", "inspect")
+		p.Unsafe.HostPIDNamespace = true
+		p.Unsafe.Privileged = privileged
+		_, pr := s.start(p)
+		want := map[bool]string{false: "EPERM", true: "ok"}[privileged]
+		if got := s.see(pr)["pidfd_getfd"]; got != want {
+			t.Errorf("privileged %v: pidfd_getfd gives %q, want %q", privileged, got, want)
+		}
+		s.exitOf(pr)
+	}
+}
