@@ -125,6 +125,15 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.started = time.Now()
 	d.stopping = ctx
+	if !d.cfg.NoIsolation && os.Geteuid() == 0 {
+		n, err := proc.SweepCgroups(d.cfg.Layout)
+		if err != nil {
+			d.log.Warn("cgroups left behind", "error", err)
+		}
+		if n > 0 {
+			d.log.Info("removed empty cgroups left behind", "count", n)
+		}
+	}
 	d.pool = proc.NewPool(d.cfg.Init, d.cfg.InitEnv, spareInits, !d.cfg.NoIsolation)
 	defer d.pool.Close()
 	treeCtx, cancelTree := context.WithCancel(context.Background())

@@ -35,13 +35,26 @@ const noIsolation = "isolation is switched off (" + IsolationEnv + "=off): no na
 // instance's init may still be ending, and the cleanup of the old group
 // (kill everything in it, remove it) must never reach the new one.
 func cgroupName(root, job, proc string, instance uint64) string {
-	tag := "bosh"
-	if root != boshpath.DefaultRoot {
-		h := fnv.New32a()
-		h.Write([]byte(root))
-		tag = fmt.Sprintf("root-%08x", h.Sum32())
+	return fmt.Sprintf("%s/%s/%s/%x", cgroupTag(root), job, proc, instance)
+}
+
+// cgroupTag is the level below vigil/ that holds the groups of the BOSH
+// root: "bosh" for the default one, "root-HASH" for any other.
+func cgroupTag(root string) string {
+	if root == boshpath.DefaultRoot {
+		return "bosh"
 	}
-	return fmt.Sprintf("%s/%s/%s/%x", tag, job, proc, instance)
+	h := fnv.New32a()
+	h.Write([]byte(root))
+	return fmt.Sprintf("root-%08x", h.Sum32())
+}
+
+// SweepCgroups removes the empty cgroups of the BOSH root l that a crash
+// (of an init, of the daemon) left behind, and returns how many went.
+// Groups of other roots, and groups with a process in them, are left
+// alone. A daemon calls it as it starts, before it starts anything.
+func SweepCgroups(l boshpath.Layout) (int, error) {
+	return cgroup.Sweep(cgroupTag(l.Root()))
 }
 
 // instanceID is unique among the starts of one host: the start's wall

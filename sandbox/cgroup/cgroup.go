@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Limits are the cgroup limits of one process; nil or "" means not set.
@@ -297,4 +298,62 @@ func (g *Group) Dirs() []string {
 		out = append(out, d)
 	}
 	return out
+}
+
+// Sweep removes the empty groups below vigil/rel on every hierarchy that
+// is mounted (the unified one and the v1 hierarchies of the controllers
+// vigil uses), the deepest first, and returns how many went. A group with
+// a process in it is left alone (the kernel refuses to remove it), so a
+// running process keeps its group. It is meant for groups a crash left
+// behind, swept when a supervisor starts.
+func Sweep(rel string) (int, error) {
+	unified, v1, err := mounts()
+	if err != nil {
+		return 0, err
+	}
+	roots := map[string]bool{}
+	if unified != "" {
+		roots[unified] = true
+	}
+	for _, r := range v1 {
+		roots[r] = true
+	}
+	n := 0
+	var errs []error
+	for r := range roots {
+		m, err := sweepDir(filepath.Join(r, "vigil", rel))
+		n += m
+		errs = append(errs, err)
+	}
+	return n, errors.Join(errs...)
+}
+
+// sweepDir removes dir and the groups below it that are empty, children
+// first, and returns how many went.
+func sweepDir(dir string) (int, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("sweep cgroups: %w", err)
+	}
+	n := 0
+	var errs []error
+	for _, e := range entries {
+		if e.IsDir() {
+			m, err := sweepDir(filepath.Join(dir, e.Name()))
+			n += m
+			errs = append(errs, err)
+		}
+	}
+	switch err := os.Remove(dir); {
+	case err == nil:
+		n++
+	case errors.Is(err, syscall.EBUSY), errors.Is(err, syscall.ENOTEMPTY), errors.Is(err, os.ErrNotExist):
+		// a process, or a group with one, is still in it
+	default:
+		errs = append(errs, fmt.Errorf("sweep cgroups: %w", err))
+	}
+	return n, errors.Join(errs...)
 }

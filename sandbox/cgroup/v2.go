@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // createV2 makes dir below root, enabling the controllers at every level
@@ -60,29 +58,6 @@ func createV2(dir, root string, want []string, l Limits) (*Group, []string, erro
 		return nil, nil, err
 	}
 	return g, warns, nil
-}
-
-// Kill kills every process in the group and returns once none is left (or
-// the members cannot be read). On v2 the kernel does it (cgroup.kill);
-// on v1 each listed pid is killed until the list stays empty.
-func (g *Group) Kill() {
-	if g == nil {
-		return
-	}
-	for _, dir := range g.dirs {
-		if g.v2 && write(dir, "cgroup.kill", "1") == nil {
-			continue
-		}
-		for range 1000 {
-			pids := members(dir)
-			if len(pids) == 0 {
-				break
-			}
-			for _, pid := range pids {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-	}
 }
 
 func members(dir string) []int {
@@ -160,22 +135,4 @@ func (g *Group) Remove() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// removeEmpty removes a cgroup directory, waiting out the moment in which
-// killed processes still count as members (rmdir answers EBUSY).
-func removeEmpty(dir string) error {
-	var err error
-	for range 1000 {
-		err = syscall.Rmdir(dir)
-		if err == nil || errors.Is(err, syscall.ENOENT) {
-			return nil
-		}
-		if !errors.Is(err, syscall.EBUSY) {
-			break
-		}
-		runtime.Gosched() // the killed processes leave the group within microseconds
-
-	}
-	return fmt.Errorf("remove cgroup %s: %w", dir, err)
 }
