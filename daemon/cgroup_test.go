@@ -31,6 +31,23 @@ func isolatedRoot(t *testing.T) boshpath.Layout {
 	return l
 }
 
+// runIsolated runs a daemon with isolation on l until the test ends, and
+// returns it once its first load has settled.
+func runIsolated(t *testing.T, l boshpath.Layout) *Daemon {
+	t.Helper()
+	self, _ := os.Executable()
+	d, err := New(Config{Layout: l, Init: self})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	<-d.Ready()
+	return d
+}
+
 // TestStartSweepsEmptyCgroups: groups a crash left behind (an init killed
 // with its daemon) are removed when the next daemon starts: the empty ones
 // of its own root only. A group with a live process in it, and the groups
@@ -60,16 +77,7 @@ func TestStartSweepsEmptyCgroups(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	self, _ := os.Executable()
-	d, err := New(Config{Layout: l, Init: self})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	<-d.Ready()
+	runIsolated(t, l)
 	exists := func(g *cgroup.Group) bool {
 		for _, dir := range g.Dirs() {
 			if _, err := os.Stat(dir); err == nil {

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
 )
 
@@ -17,19 +16,10 @@ import (
 // host it would see the other job and run as root. The user is one every
 // machine has: a start as a vcap that does not exist fails.
 func TestExecProbeRunsInsideTheSandbox(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("isolation needs root")
-	}
 	if _, err := exec.LookPath("nsenter"); err != nil {
 		t.Skip("entering a sandbox needs nsenter (util-linux)")
 	}
-	root, err := os.MkdirTemp("/run", "vigil-probe-") // not under /tmp: the sandbox has its own
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	os.Chmod(root, 0o755)
-	l, _ := boshpath.New(root)
+	l := isolatedRoot(t)
 	write := func(job, yml string) {
 		p := l.BPMConfig(job)
 		os.MkdirAll(filepath.Dir(p), 0o755)
@@ -46,16 +36,7 @@ func TestExecProbeRunsInsideTheSandbox(t *testing.T) {
       period: 50ms
 `)
 	write("other", "processes:\n- name: other\n  executable: /bin/sleep\n  args: [\"1000\"]\n  user: nobody\n")
-	self, _ := os.Executable()
-	d, err := New(Config{Layout: l, Init: self})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	<-d.Ready()
+	d := runIsolated(t, l)
 	web := func() control.ProcessStatus {
 		st, _ := d.Status(context.Background())
 		for _, p := range st.Processes {
