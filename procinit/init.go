@@ -183,7 +183,13 @@ func (it *initProc) run() int {
 	if err := it.writePidFile(); err != nil {
 		return it.fail(ExitBadLaunch, "%v", err)
 	}
-	it.report(Report{Event: EventRunning, PID: hostPID, Warnings: it.launch.Warnings})
+	warnings := it.launch.Warnings
+	if it.launch.Sandbox != nil {
+		if err := dropCapabilities(); err != nil {
+			warnings = append(warnings, "the init keeps its capabilities: "+err.Error())
+		}
+	}
+	it.report(Report{Event: EventRunning, PID: hostPID, Warnings: warnings})
 	for !it.done {
 		it.step(nil)
 	}
