@@ -10,33 +10,27 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/internal/testroot"
 	"github.com/vigil-bosh/vigil/sandbox/cgroup"
 )
 
 // isolatedRoot is a BOSH root for isolated processes: under /run, not
 // /tmp (a sandbox's /tmp is its own), readable by the processes' user.
-func isolatedRoot(t *testing.T) boshpath.Layout {
+func isolatedRoot(t *testing.T) *testroot.Root {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("isolation needs root")
 	}
-	root, err := os.MkdirTemp("/run", "vigil-cg-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	os.Chmod(root, 0o755)
-	l, _ := boshpath.New(root)
-	return l
+	r := testroot.New(t, "/run")
+	os.Chmod(r.Layout.Root(), 0o755)
+	return r
 }
 
 // runIsolated runs a daemon with isolation on l until the test ends, and
 // returns it once its first load has settled.
-func runIsolated(t *testing.T, l boshpath.Layout) *Daemon {
+func runIsolated(t *testing.T, r *testroot.Root) *Daemon {
 	t.Helper()
-	self, _ := os.Executable()
-	d, err := New(Config{Layout: l, Init: self})
+	d, err := New(Config{Layout: r.Layout, Init: r.Self})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,8 +47,8 @@ func runIsolated(t *testing.T, l boshpath.Layout) *Daemon {
 // of its own root only. A group with a live process in it, and the groups
 // of another root, are left alone.
 func TestStartSweepsEmptyCgroups(t *testing.T) {
-	l := isolatedRoot(t)
-	tag := cgroupTagOf(l.Root())
+	r := isolatedRoot(t)
+	tag := cgroupTagOf(r.Layout.Root())
 	mk := func(rel string) *cgroup.Group {
 		t.Helper()
 		g, _, err := cgroup.Create(rel, cgroup.Limits{})
@@ -77,7 +71,7 @@ func TestStartSweepsEmptyCgroups(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	runIsolated(t, l)
+	runIsolated(t, r)
 	exists := func(g *cgroup.Group) bool {
 		for _, dir := range g.Dirs() {
 			if _, err := os.Stat(dir); err == nil {

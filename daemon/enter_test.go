@@ -2,9 +2,6 @@ package daemon
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,18 +10,14 @@ import (
 
 // TestExecProbeRunsInsideTheSandbox: an exec probe runs in the process's
 // isolation, as its user. The probe below is healthy only there: on the
-// host it would see the other job and run as root. The user is one every
-// machine has: a start as a vcap that does not exist fails.
+// host it would see the other job and run as root. Its "sh" is found in
+// the process's PATH inside; the daemon itself needs no helper program
+// (its PATH is empty here). The users are one every machine has: a start
+// as a vcap that does not exist fails.
 func TestExecProbeRunsInsideTheSandbox(t *testing.T) {
-	if _, err := exec.LookPath("nsenter"); err != nil {
-		t.Skip("entering a sandbox needs nsenter (util-linux)")
-	}
-	l := isolatedRoot(t)
-	write := func(job, yml string) {
-		p := l.BPMConfig(job)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(yml), 0o644)
-	}
+	t.Setenv("PATH", t.TempDir())
+	r := isolatedRoot(t)
+	l, write := r.Layout, r.Config
 	write("web", `processes:
 - name: web
   executable: /bin/sleep
@@ -32,11 +25,11 @@ func TestExecProbeRunsInsideTheSandbox(t *testing.T) {
   user: nobody
   health:
     readiness:
-      exec: [/bin/sh, -c, "test ! -e `+l.JobDir("other")+` && test $(id -u) != 0"]
+      exec: [sh, -c, "test ! -e `+l.JobDir("other")+` && test ! -e /var/vcap/jobs/other && test -d /var/vcap/jobs/web && test $(id -u) != 0"]
       period: 50ms
 `)
 	write("other", "processes:\n- name: other\n  executable: /bin/sleep\n  args: [\"1000\"]\n  user: nobody\n")
-	d := runIsolated(t, l)
+	d := runIsolated(t, r)
 	web := func() control.ProcessStatus {
 		st, _ := d.Status(context.Background())
 		for _, p := range st.Processes {
