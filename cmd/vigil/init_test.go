@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/vigil-bosh/vigil/internal/testproc"
+	"github.com/vigil-bosh/vigil/internal/testroot"
 )
 
 // TestInitKeepsOnlyWhatItNeeds: once the executable runs, every thread of
@@ -22,17 +23,13 @@ func TestInitKeepsOnlyWhatItNeeds(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("isolation needs root")
 	}
-	root, err := os.MkdirTemp("/run", "vigil-init-") // not under /tmp: the sandbox has its own
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
+	tr := testroot.New(t, "/run") // not under /tmp: the sandbox has its own
+	root := tr.Layout.Root()
 	os.Chmod(root, 0o755)
-	c := &cli{t: t, root: root, log: make(chan string, 256)}
+	c := &cli{t: t, tr: tr, root: root, log: make(chan string, 256)}
 	script := filepath.Join(root, "packages", "web", "bin", "serve")
-	os.MkdirAll(filepath.Dir(script), 0o755)
-	os.WriteFile(script, []byte("#!/bin/sh\ntrap 'echo got TERM; exit 0' TERM\ntrap 'echo got USR1' USR1\n"+
-		"echo started\nwhile :; do sleep 1000 & wait $!; done\n"), 0o755)
+	tr.Write(script, "#!/bin/sh\ntrap 'echo got TERM; exit 0' TERM\ntrap 'echo got USR1' USR1\n"+
+		"echo started\nwhile :; do sleep 1000 & wait $!; done\n", 0o755)
 	c.writeJob("processes:\n- name: a\n  executable: " + script + "\n  user: nobody\n")
 	d := exec.Command(vigilBin, "daemon", "--root", root, "--backend", "native")
 	d.Env = os.Environ()
