@@ -9,7 +9,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/vigil-bosh/vigil/internal/testproc"
 	"github.com/vigil-bosh/vigil/internal/testroot"
 )
 
@@ -72,16 +71,7 @@ func TestInitKeepsOnlyWhatItNeeds(t *testing.T) {
 		}
 	}
 	logPath := filepath.Join(root, "sys", "log", "web", "a.stdout.log")
-	testproc.WaitUntil(t, filepath.Dir(logPath), testproc.FileHolds(logPath, "started\n"))
-	if err := os.Rename(logPath, logPath+".1"); err != nil {
-		t.Fatal(err)
-	}
-	d.Process.Signal(syscall.SIGHUP)
-	c.expectLog("reopened logs")
-	if _, code := c.run("signal", "web", "-p", "a", "USR1"); code != 0 {
-		t.Fatal("signal failed")
-	}
-	testproc.WaitUntil(t, filepath.Dir(logPath), testproc.FileHolds(logPath, "got USR1\n"))
+	c.rotate(d, logPath, "started\n", "USR1", "got USR1\n")
 	if out, code := c.run("stop", "web"); code != 0 || out != "web/a: stopped\n" {
 		t.Fatalf("stop: %d %q", code, out)
 	}
