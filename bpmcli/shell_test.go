@@ -22,7 +22,8 @@ func TestShellEntersTheSandbox(t *testing.T) {
 	for _, j := range []string{"web", "other"} {
 		p := filepath.Join(root, "jobs", j, "config", "bpm.yml")
 		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte("processes:\n- name: "+j+"\n  executable: /bin/sleep\n  args: ['1000']\n"), 0o644)
+		// The user is one every machine has: a start as a missing vcap fails.
+		os.WriteFile(p, []byte("processes:\n- name: "+j+"\n  executable: /bin/sleep\n  args: ['1000']\n  user: nobody\n"), 0o644)
 	}
 	env := []string{"BPM_BOSH_ROOT=" + root, "TERM=vt100"}
 	bpm := func(stdin string, args ...string) (string, error) {

@@ -60,7 +60,11 @@ type Daemon struct {
 	tree  *supervise.Tree
 	// treeCtx lives as long as the supervisors (set by Run); commands are
 	// the restart-limit commands running, bounded by it and waited for.
-	treeCtx  context.Context
+	treeCtx context.Context
+	// stopping is done once the daemon is told to stop (Run's context):
+	// the waits for starts to settle end then, so that no start, however
+	// stuck, holds the shutdown.
+	stopping context.Context
 	commands sync.WaitGroup
 	pool     *proc.Pool // spare inits for fast restarts; set by Run
 	started  time.Time
@@ -121,6 +125,16 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	d.started = time.Now()
+	d.stopping = ctx
+	if !d.cfg.NoIsolation && os.Geteuid() == 0 {
+		n, err := proc.SweepCgroups(d.cfg.Layout)
+		if err != nil {
+			d.log.Warn("cgroups left behind", "error", err)
+		}
+		if n > 0 {
+			d.log.Info("removed empty cgroups left behind", "count", n)
+		}
+	}
 	d.pool = proc.NewPool(d.cfg.Init, d.cfg.InitEnv, spareInits, !d.cfg.NoIsolation)
 	defer d.pool.Close()
 	treeCtx, cancelTree := context.WithCancel(context.Background())

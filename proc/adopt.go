@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/internal/regfile"
 	"github.com/vigil-bosh/vigil/procinit"
 	"github.com/vigil-bosh/vigil/sandbox/cgroup"
 	"github.com/vigil-bosh/vigil/supervise"
@@ -38,6 +39,10 @@ func Adopt(l boshpath.Layout, jobName, procName string) (supervise.Process, erro
 	go a.watch()
 	return a, nil
 }
+
+// maxRecord bounds the size of a record an init leaves (its exit, its
+// identity): a few hundred bytes of JSON.
+const maxRecord = 64 << 10
 
 type adopted struct {
 	it       *Init
@@ -79,7 +84,7 @@ func (a *adopted) watch() {
 // recorded reads and removes the exit the init left, if it is this init's.
 func (a *adopted) recorded() supervise.Exit {
 	e := supervise.Exit{At: time.Now()}
-	b, err := os.ReadFile(a.exitFile)
+	b, err := regfile.ReadFile(a.exitFile, maxRecord)
 	if err != nil {
 		return e
 	}
