@@ -23,6 +23,7 @@ func defineDaemon(c *command) func([]string) error {
 	jobs := c.String("jobs", "", "comma-separated `JOBS` to supervise (default: all)")
 	c.completes(completeJob)
 	leave := c.Bool("leave-running", "on SIGTERM leave every process running for the next daemon to adopt (as `systemctl kill monit` needs)")
+	unlessStopping := c.Bool("leave-running-unless-stopping", "on SIGTERM leave every process running for the next daemon unless systemd is stopping the daemon's unit (a stop, the shutdown): a restart or a kill leaves them (the stemcell's vigil.service)")
 	backend := c.String("backend", "auto", "`BACKEND`: native, systemd, or auto (systemd when booted with systemd and run as root)")
 	c.completes("auto|native|systemd")
 	unitDir := c.String("unit-dir", "/etc/systemd/system", "systemd back end: the `DIR` the units go into")
@@ -47,6 +48,9 @@ func defineDaemon(c *command) func([]string) error {
 			Log:          slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
 			NoIsolation:  os.Getenv(proc.IsolationEnv) == "off",
 			LeaveRunning: *leave,
+		}
+		if *unlessStopping {
+			cfg.LeaveRunningIf = func() bool { return !stopPending(cfg.Log) }
 		}
 		if *jobs != "" {
 			cfg.Jobs = strings.Split(*jobs, ",")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	_ "embed"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,8 +9,15 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/vigil-bosh/vigil/atomicfile"
 	"github.com/vigil-bosh/vigil/boshpath"
 )
+
+// stemcellUnit is the unit that runs vigil as the stemcell's supervisor
+// service (docs/COMPATIBILITY.md, "The stemcell's service").
+//
+//go:embed vigil.service
+var stemcellUnit string
 
 // backupSuffix names what install replaced, beside it, for uninstall.
 const backupSuffix = ".before-vigil"
@@ -18,7 +26,7 @@ const backupSuffix = ".before-vigil"
 type installed struct {
 	Path   string `json:"path"`
 	Target string `json:"target,omitempty"` // what the link points to
-	Action string `json:"action"`           // linked, unchanged, removed, restored, absent
+	Action string `json:"action"`           // linked, unchanged, removed, restored, absent, written (a unit)
 	Backup string `json:"backup,omitempty"` // where what was replaced is kept
 }
 
@@ -35,6 +43,8 @@ func installPaths(l boshpath.Layout) []string {
 // only with --force) is renamed to PATH.before-vigil, for uninstall.
 func defineInstall(c *command) func([]string) error {
 	force := c.Bool("force", "replace a regular file (a real bpm or monit), keeping it as PATH.before-vigil")
+	unitDir := c.String("unit-dir", "", "also install vigil.service, the stemcell's supervisor service, into this systemd unit `DIR`")
+	c.completes(completeDir)
 	asJSON := c.Bool("json", "print what was done as JSON")
 	return func(pos []string) error {
 		l, err := c.layout()
@@ -53,8 +63,26 @@ func defineInstall(c *command) func([]string) error {
 			}
 			done = append(done, r)
 		}
+		if *unitDir != "" {
+			r, err := installUnit(*unitDir, self, l.Root())
+			if err != nil {
+				return err
+			}
+			done = append(done, r)
+		}
 		return report(done, *asJSON)
 	}
+}
+
+// installUnit writes vigil.service into dir, naming this binary and root.
+func installUnit(dir, self, root string) (installed, error) {
+	text := strings.Replace(stemcellUnit, "ExecStart=/var/vcap/bosh/bin/vigil daemon --root "+boshpath.DefaultRoot,
+		"ExecStart="+self+" daemon --root "+root, 1)
+	path := filepath.Join(dir, "vigil.service")
+	if err := atomicfile.Write(path, []byte(text), 0o644); err != nil {
+		return installed{}, fmt.Errorf("install: %w", err)
+	}
+	return installed{Path: path, Target: self, Action: "written"}, nil
 }
 
 // defineUninstall undoes install: each link to a vigil binary is removed,
@@ -98,6 +126,8 @@ func report(done []installed, asJSON bool) error {
 			fmt.Printf("restored %s from %s\n", r.Path, r.Backup)
 		case "absent":
 			fmt.Printf("%s: not installed\n", r.Path)
+		case "written":
+			fmt.Printf("%s (run systemctl daemon-reload)\n", r.Path)
 		}
 	}
 	return nil
