@@ -228,7 +228,8 @@ func podJob(t *testing.T, root, name string, stubborn bool) {
 			t.Fatal(err)
 		}
 	}
-	write("config/bpm.yml", "processes:\n- name: job\n  executable: "+filepath.Join(root, "jobs", "job", "bin", "job")+"\n")
+	// The user is one every machine has (a start as a missing vcap fails).
+	write("config/bpm.yml", "processes:\n- name: job\n  executable: "+filepath.Join(root, "jobs", "job", "bin", "job")+"\n  user: nobody\n")
 	onTerm := "echo got TERM; exit 0"
 	if stubborn {
 		onTerm = "echo got TERM"
