@@ -27,7 +27,9 @@ func (d *Daemon) Status(context.Context) (control.Status, error) {
 	}
 	if d.tree != nil {
 		for _, s := range d.tree.List() {
-			st.Processes = append(st.Processes, backend.ProcessStatus(s.Status()))
+			ps := backend.ProcessStatus(s.Status())
+			ps.MemoryLimitBytes = backend.MemoryLimit(cur.jobs[ps.Job], ps.Process)
+			st.Processes = append(st.Processes, ps)
 		}
 	}
 	if err := d.usage.Fill(st.Processes); err != nil { // resource use from /proc: see usage.go
