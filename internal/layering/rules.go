@@ -34,6 +34,7 @@ var rules = map[string][]string{
 	"examples/web":         {},
 	"faults":               {},
 	"health":               {},
+	"history":              {"backend", "control"},
 	"internal/boshrelease": {"yaml"},
 	"internal/boshrelease/cmd/create-release": {"internal/boshrelease"},
 	"internal/layering":                       {},
