@@ -116,7 +116,7 @@ func TestDaemonServesThePage(t *testing.T) {
 		w.WriteHeader(code)
 		io.WriteString(w, body)
 	}))
-	if up, ok := metricstest.Value(fams, "vigil_process_up", "job", "web", "process", "a"); !ok || up != 1 {
+	if up, ok := metricstest.Value(fams, "vigil_process_up", "bosh_job", "web", "bosh_process", "a"); !ok || up != 1 {
 		t.Fatalf("vigil_process_up{web/a} = %v (present %v)", up, ok)
 	}
 	if n, _ := metricstest.Value(fams, "vigil_control_request_duration_seconds", "route", "GET /v1/status"); n < 1 {
