@@ -213,11 +213,22 @@ func (es *eventStream) waitEvent(t *testing.T, what string, cond func(string) bo
 	}
 }
 
-// fakeBackend serves a fixed status; Act runs act when set.
+// fakeBackend serves a fixed status and past events; Act runs act when
+// set.
 type fakeBackend struct {
 	st      control.Status
 	act     func(ctx context.Context, req control.ActionRequest) error
 	changes chan struct{}
+	events  []control.Event
+}
+
+func (f *fakeBackend) Events(ctx context.Context, recent int) (<-chan control.Event, error) {
+	ch := make(chan control.Event, len(f.events))
+	for _, ev := range f.events[len(f.events)-min(recent, len(f.events)):] {
+		ch <- ev
+	}
+	context.AfterFunc(ctx, func() { close(ch) })
+	return ch, nil
 }
 
 func (f *fakeBackend) Status(context.Context) (control.Status, error) { return f.st, nil }

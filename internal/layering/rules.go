@@ -25,11 +25,11 @@ var rules = map[string][]string{
 	"bench/child":          {"x/sys/unix"},
 	"boshpath":             {},
 	"bpmcli":               {"boshpath", "control", "job", "proc", "procinit", "supervise", "x/sys/unix"},
-	"cmd/vigil":            {"boshpath", "bpmcli", "container", "control", "daemon", "demo", "job", "lifecycle", "logtail", "metrics", "monitcompat", "proc", "procinit", "systemd", "web", "x/sys/unix"},
+	"cmd/vigil":            {"boshpath", "bpmcli", "container", "control", "daemon", "demo", "history", "job", "lifecycle", "logtail", "metrics", "monitcompat", "proc", "procinit", "systemd", "web", "x/sys/unix"},
 	"container":            {"boshpath", "control", "daemon", "lifecycle", "supervise", "x/sys/unix"},
 	"control":              {"x/sys/unix"},
 	"daemon":               {"atomicfile", "backend", "boshpath", "control", "job", "monitext", "proc", "supervise"},
-	"demo":                 {"boshpath", "control", "daemon", "examples", "metrics", "web"},
+	"demo":                 {"boshpath", "control", "daemon", "examples", "history", "metrics", "web"},
 	"examples":             {},
 	"examples/web":         {},
 	"faults":               {},
@@ -59,7 +59,7 @@ var rules = map[string][]string{
 	"sandbox/seccomp":                         {"x/sys/unix"},
 	"supervise":                               {"restart", "x/sys/unix"},
 	"systemd":                                 {"atomicfile", "backend", "boshpath", "control", "job", "monitcompat", "monitrc", "pidfile", "proc", "restart", "supervise", "x/sys/unix"},
-	"web":                                     {"atomicfile", "boshpath", "control", "logtail"},
+	"web":                                     {"atomicfile", "boshpath", "control", "history", "logtail"},
 }
 
 // never lists imports that no file of a package may have, its tests
