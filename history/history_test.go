@@ -3,6 +3,7 @@ package history
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -115,12 +116,37 @@ func TestRingsAreBoundedAndFoldsAligned(t *testing.T) {
 	}
 }
 
-// fakeSource counts status reads.
-type fakeSource struct{ reads atomic.Int32 }
+// fakeSource counts status reads; with failEvery, every such read fails.
+type fakeSource struct {
+	reads     atomic.Int32
+	failEvery int32
+}
 
 func (f *fakeSource) Status(context.Context) (control.Status, error) {
-	f.reads.Add(1)
+	if n := f.reads.Add(1); f.failEvery > 0 && n%f.failEvery == 0 {
+		return control.Status{}, errors.New("status unavailable")
+	}
 	return status(running("j", "p", 1, time.Now(), 0, 1<<20, 0)), nil
+}
+
+// TestRunSkipsAFailedRead: a step whose status cannot be read has no
+// point (a gap in the graphs), and the steps after it go on.
+func TestRunSkipsAFailedRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := New(Config{Step: 10 * time.Second})
+		src := &fakeSource{failEvery: 2}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { s.Run(ctx, src); close(done) }()
+		time.Sleep(35 * time.Second) // synctest: virtual time, reads at 0, 10, 20 and 30 s
+		synctest.Wait()
+		cancel()
+		<-done
+		got := s.Query(time.Hour, "j", "p")
+		if len(got) != 1 || len(got[0].T) != 2 || got[0].T[1]-got[0].T[0] != 20 || src.reads.Load() != 4 {
+			t.Fatalf("after 4 reads, every second one failing: %+v", got)
+		}
+	})
 }
 
 // TestRunRecordsEveryStep: Run records at once, then once a step, each

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vigil-bosh/vigil/history"
+	"github.com/vigil-bosh/vigil/internal/testroot"
 )
 
 // TestBrowserGraphsTimelineAndLogs drives headless Chromium against a real
@@ -27,7 +28,11 @@ import (
 // artifact directory (go test -artifacts).
 func TestBrowserGraphsTimelineAndLogs(t *testing.T) {
 	exe := chromium(t)
-	ld := startDaemon(t)
+	// A process with probes, for the latency chart: each check runs a
+	// real program.
+	probed := moreJob{"db", []testroot.Proc{{Name: "pg", Behaviour: "serve",
+		YAML: "  health:\n    liveness: {exec: [/bin/true], period: 1s}\n    readiness: {exec: [/bin/sh, -c, 'exit 0'], period: 1s}\n"}}}
+	ld := startDaemon(t, probed)
 	writeFile(t, ld.layout.AgentSpec(), `{"deployment":"cf","job":{"name":"diego-cell","templates":[]},"index":3,`+
 		`"id":"6a8f2c1e-0b6d-4c1e-9d55-2f0c1d3e4b5a","az":"z1","packages":{}}`)
 	writeFile(t, ld.layout.StdoutLog("app", "server"), "an old line\n")
@@ -51,6 +56,11 @@ func TestBrowserGraphsTimelineAndLogs(t *testing.T) {
 		chromedp.Click(server+` + tr.notes details.graphs summary`),
 		chromedp.WaitReady(charts+` figure.chart:nth-of-type(5)`),
 		chromedp.WaitReady(charts+` figure.chart:nth-of-type(2) path.line[d*="L"]`),
+		// The probes' latencies, both lines, from real checks.
+		chromedp.Click(`tr.proc[data-job="db"][data-process="pg"] + tr.notes details.graphs summary`),
+		chromedp.WaitReady(`.charts[data-key="db/pg"] figure.chart:nth-of-type(5) path.line.l0[d*="L"]`),
+		chromedp.WaitReady(`.charts[data-key="db/pg"] figure.chart:nth-of-type(5) path.line.l1[d*="L"]`),
+		chromedp.WaitVisible(`tr.proc[data-job="db"] ul.probes li.ok`),
 	); err != nil {
 		t.Fatal(err)
 	}
@@ -190,6 +200,10 @@ func followLogs(t *testing.T, ctx context.Context, base string, ld *liveDaemon) 
 	}
 	shoot(t, ctx, fmt.Sprintf("logs-%s.png", viewportName(t, ctx)))
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Reload(), chromedp.WaitVisible(`#lines .head.mark`)); err != nil {
+		t.Fatal(err)
+	}
+	printed()
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(`#lines .head.mark ~ .ln.err`)); err != nil {
 		t.Fatal(err)
 	}
 	shoot(t, ctx, "logs-wide.png")
