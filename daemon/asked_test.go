@@ -5,8 +5,10 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/testproc"
 	"github.com/vigil-bosh/vigil/supervise"
 )
 
@@ -41,4 +43,20 @@ func TestOperatorActionsAreEvents(t *testing.T) {
 	if ev := expectEvents(t, events, "/", control.EventAction)[0]; !strings.HasPrefix(ev.Message, "reload"+by) {
 		t.Fatalf("reload event %q", ev.Message)
 	}
+}
+
+// receiveEvent returns the next event of ch, failing the test if none
+// comes within the guard or the stream ends.
+func receiveEvent(t *testing.T, ch <-chan control.Event) control.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-ch:
+		if !ok {
+			t.Fatal("the event stream ended")
+		}
+		return ev
+	case <-time.After(testproc.Guard): // failure guard
+		t.Fatal("no event came")
+	}
+	return control.Event{}
 }
