@@ -116,6 +116,14 @@ func (l Layout) ExitFile(job, proc string) string {
 	return filepath.Join(l.VigilRunDir(), "exit", job, proc+".json")
 }
 
+// InitRecord is where the starter of a process's init records which
+// process the init is (pid, start time, executable), for whoever finds the
+// init through its pid file later: ROOT/sys/run/vigil/init/JOB/PROC.json,
+// in a directory only root writes.
+func (l Layout) InitRecord(job, proc string) string {
+	return filepath.Join(l.VigilRunDir(), "init", job, proc+".json")
+}
+
 // ControlSocket is the daemon's control API socket.
 func (l Layout) ControlSocket() string { return filepath.Join(l.VigilRunDir(), "vigil.sock") }
 

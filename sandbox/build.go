@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
@@ -23,9 +24,6 @@ const DefaultUser = "vcap"
 // inherits it.
 const DefaultOpenFiles = 524288
 
-// fallbackUID is used, with a warning, when the configured user is missing.
-const fallbackUID = 65534
-
 // Options tune Build.
 type Options struct {
 	// User is the identity of processes that name none with the user key;
@@ -34,7 +32,9 @@ type Options struct {
 }
 
 // Build describes how p runs confined. Warnings say what cannot be
-// enforced on this machine; the process still runs.
+// enforced on this machine; the process still runs. Its identity is never
+// guessed: a user that does not exist, or one that cannot be looked up
+// (the passwd file unreadable, no descriptor left), is an error.
 func Build(l boshpath.Layout, p job.Process, o Options) (Spec, []string, error) {
 	var warns []string
 	s := Spec{
@@ -43,7 +43,10 @@ func Build(l boshpath.Layout, p job.Process, o Options) (Spec, []string, error) 
 		Env: p.EnvironInside(), Dir: p.WorkdirInside(l),
 	}
 	priv := p.Unsafe.Privileged
-	uid, gid, w := identity(p.User, o.User)
+	uid, gid, w, err := identity(p.User, o.User)
+	if err != nil {
+		return Spec{}, nil, err
+	}
 	s.OwnerUID, s.OwnerGID = uid, gid // bpm's directories belong to vcap, privileged or not
 	if priv {
 		s.Caps = privilegedCaps()
@@ -140,8 +143,12 @@ func effectiveCaps() uint64 {
 func RootDir(l boshpath.Layout) string { return filepath.Join(l.Root(), "data", "vigil", "rootfs") }
 
 // identity resolves the process's user key ("NAME[:GROUP]"), or the default
-// user, to ids. A missing user is a warning and the process runs as nobody.
-func identity(spec, def string) (uid, gid int, warns []string) {
+// user, to ids. A user that does not exist fails the start, as bpm's does;
+// so does any other failure of a lookup (an unreadable passwd file, no
+// descriptor left), which must never pass for a missing user. Only a group
+// that does not exist falls back, with a warning, to the user's primary
+// group.
+func identity(spec, def string) (uid, gid int, warns []string, err error) {
 	if spec == "" {
 		spec = def
 	}
@@ -150,20 +157,28 @@ func identity(spec, def string) (uid, gid int, warns []string) {
 	}
 	name, group, _ := strings.Cut(spec, ":")
 	u, err := user.Lookup(name)
-	if err != nil {
-		return fallbackUID, fallbackUID, []string{fmt.Sprintf("user %s: %v; running as uid and gid %d instead", name, err, fallbackUID)}
+	var unknownUser user.UnknownUserError
+	switch {
+	case errors.As(err, &unknownUser):
+		return 0, 0, nil, fmt.Errorf("user %s does not exist", name)
+	case err != nil:
+		return 0, 0, nil, fmt.Errorf("look up user %s: %w", name, err)
 	}
 	uid, _ = strconv.Atoi(u.Uid)
 	gid, _ = strconv.Atoi(u.Gid)
 	if group != "" {
 		g, err := user.LookupGroup(group)
-		if err != nil {
-			warns = append(warns, fmt.Sprintf("group %s: %v; using %s's primary group", group, err, name))
-		} else {
+		var unknownGroup user.UnknownGroupError
+		switch {
+		case errors.As(err, &unknownGroup):
+			warns = append(warns, fmt.Sprintf("group %s does not exist; using %s's primary group", group, name))
+		case err != nil:
+			return 0, 0, nil, fmt.Errorf("look up group %s: %w", group, err)
+		default:
 			gid, _ = strconv.Atoi(g.Gid)
 		}
 	}
-	return uid, gid, warns
+	return uid, gid, warns, nil
 }
 
 // mountTable is bpm's mount table (reference 3.2) under the layout root,

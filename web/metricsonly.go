@@ -47,6 +47,7 @@ func (m *MetricsServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				m.log.Warn("metrics: wrong credentials", "remote", r.RemoteAddr)
 			}
 			w.Header().Set("WWW-Authenticate", `Basic realm="vigil metrics", charset="UTF-8"`)
+			w.Header().Set("Connection", "close") // a refused client holds nothing
 			http.Error(w, "authentication required", http.StatusUnauthorized)
 			return
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/history"
+	"github.com/vigil-bosh/vigil/internal/connlimit"
 )
 
 // Backend is what the page shows and acts on: the daemon (either back end).
@@ -170,6 +171,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.log.Warn("web: wrong credentials", "remote", r.RemoteAddr)
 		}
 		h.Set("WWW-Authenticate", `Basic realm="vigil", charset="UTF-8"`)
+		h.Set("Connection", "close") // a refused client holds nothing
 		http.Error(w, "authentication required", http.StatusUnauthorized)
 		return
 	}
@@ -192,13 +194,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 // runHTTP runs an HTTP server for h on ln until ctx is done (see
-// Server.Serve), bounding what a client can hold; ending runs first, once
+// Server.Serve), bounding what a client can hold: connlimit.PerListener
+// connections at once (the rest wait in the backlog), 5 s for the
+// headers, 15 s idle, 16 KiB of headers (a request without credentials
+// closes its connection: the handlers' doing). ending runs first, once
 // the serving is to end, to end what streams.
 func runHTTP(ctx context.Context, ln net.Listener, h http.Handler, writeTimeout time.Duration, log *slog.Logger,
 	ending func(), what string) error {
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
-		WriteTimeout: writeTimeout, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 16 << 10,
+		WriteTimeout: writeTimeout, IdleTimeout: 15 * time.Second, MaxHeaderBytes: 16 << 10,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	ln = connlimit.Listener(ln, connlimit.PerListener)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
