@@ -158,3 +158,54 @@ func openStream(t *testing.T, ctx context.Context, ts *httptest.Server, path str
 	}
 	return bufio.NewReader(res.Body)
 }
+
+// TestStreamsLeaveConnections: with every stream slot of a server on its
+// real listener taken, a page, an action's answer and a scrape still get
+// a connection (the listener's cap is four times the streams').
+func TestStreamsLeaveConnections(t *testing.T) {
+	fb, l := newFake(t)
+	s, err := New(Config{Backend: fb, Layout: l, Credentials: []Credential{{testUser, testPassword}},
+		Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "up 1\n") })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := Listen("127.0.0.1:0", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serving, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(serving, ln) }()
+	defer func() { stop(); <-served }()
+	ctx, cancel := context.WithTimeout(t.Context(), testproc.Guard) // failure guard: a request left waiting for a connection
+	defer cancel()
+	base := "http://" + ln.Addr().String()
+	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 0, DisableKeepAlives: true}}
+	get := func(path string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, "GET", base+path, nil)
+		req.SetBasicAuth(testUser, testPassword)
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	for range defaultMaxStreams {
+		res := get("/events")
+		defer res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("stream: %s", res.Status)
+		}
+	}
+	if res := get("/events"); res.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("one stream too many: %s", res.Status)
+	}
+	for _, path := range []string{"/", "/metrics", "/v1/status"} {
+		res := get(path)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Errorf("%s with every stream slot taken: %s", path, res.Status)
+		}
+	}
+}

@@ -71,11 +71,16 @@ type Config struct {
 	// stream: a burst of changes is coalesced into one (default 250 ms).
 	MinInterval time.Duration
 	// MaxStreams bounds the live streams open at once, a status page's or
-	// a log view's each (default 16): one more is answered 503, and the
-	// page tries again. It stays well under the listener's connection cap,
-	// so that pages, actions and scrapes always find a connection.
+	// a log view's each (default 16, a quarter of the listener's 64
+	// connections, so that pages, actions and scrapes always find one):
+	// one more is answered 503, and the page tries again.
 	MaxStreams int
 }
+
+// defaultMaxStreams is the live streams a server holds at once: a
+// quarter of the listener's connections at most, so that the others are
+// always there for pages, actions and scrapes.
+const defaultMaxStreams = connlimit.PerListener / 4
 
 // maxBody caps a request body: an action form is a few fields.
 const maxBody = 4 << 10
@@ -124,7 +129,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.MinInterval = 250 * time.Millisecond
 	}
 	if cfg.MaxStreams <= 0 {
-		cfg.MaxStreams = 16
+		cfg.MaxStreams = defaultMaxStreams
 	}
 	log := cfg.Log
 	if log == nil {
