@@ -51,8 +51,9 @@ func TestStatusAndHistoryJSON(t *testing.T) {
 
 // TestStreamCarriesTimelineAndSamples: the page's one stream sends the
 // status, then the recent events as timeline entries (escaped, the exit
-// that ends a stop drawn as an operator's, a kill as a problem), then a
-// sample of every process each time the history records.
+// that ends a stop drawn as an operator's, a kill, an OOM kill and an
+// escalation of the stop ladder as problems, an action as an operator's),
+// then a sample of every process each time the history records.
 func TestStreamCarriesTimelineAndSamples(t *testing.T) {
 	fb, l := newFake(t)
 	fb.events = []control.Event{
@@ -60,6 +61,9 @@ func TestStreamCarriesTimelineAndSamples(t *testing.T) {
 		{Seq: 2, Kind: control.EventExited, Job: "app", Process: "server", Exit: &control.Exit{Description: "killed by <b>"}},
 		{Seq: 3, Kind: control.EventStopping, Job: "app", Process: "server"},
 		{Seq: 4, Kind: control.EventExited, Job: "app", Process: "server", Exit: &control.Exit{Description: "exited with code 0"}},
+		{Seq: 5, Kind: control.EventOOMKilled, Job: "app", Process: "server", Exit: &control.Exit{Description: "killed by the OOM killer"}},
+		{Seq: 6, Kind: "escalated", Job: "app", Process: "server", Message: "SIGQUIT after 15s (quit)"},
+		{Seq: 7, Kind: control.EventAction, Job: "app", Message: "stop, asked by page user admin from 127.0.0.1"},
 	}
 	hist := history.New(history.Config{})
 	_, ts := serve(t, fb, l, func(c *Config) { c.History = hist; c.Refresh = time.Hour })
@@ -68,7 +72,10 @@ func TestStreamCarriesTimelineAndSamples(t *testing.T) {
 		`event|<li class="ev ev-info kind-started" data-seq="1" data-job="app" data-kind="started"`,
 		`event|<li class="ev ev-problem kind-exited" data-seq="2"`,
 		`event|<li class="ev ev-operator kind-stopping" data-seq="3"`,
-		`event|<li class="ev ev-operator kind-exited" data-seq="4"`}
+		`event|<li class="ev ev-operator kind-exited" data-seq="4"`,
+		`event|<li class="ev ev-problem kind-oom-killed" data-seq="5"`,
+		`event|<li class="ev ev-problem kind-escalated" data-seq="6"`,
+		`event|<li class="ev ev-operator kind-action" data-seq="7" data-job="app"`}
 	for i, w := range want {
 		name, data, err := es.next()
 		if err != nil {
