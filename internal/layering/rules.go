@@ -26,15 +26,16 @@ var rules = map[string][]string{
 	"bench/child":          {"x/sys/unix"},
 	"boshpath":             {},
 	"bpmcli":               {"boshpath", "control", "internal/regfile", "job", "proc", "procinit", "supervise", "x/sys/unix"},
-	"cmd/vigil":            {"atomicfile", "backend", "boshpath", "bpmcli", "container", "control", "daemon", "demo", "job", "lifecycle", "logtail", "metrics", "monitcompat", "monitrc", "proc", "procinit", "systemd", "web", "x/sys/unix"},
+	"cmd/vigil":            {"atomicfile", "backend", "boshpath", "bpmcli", "container", "control", "daemon", "demo", "history", "job", "lifecycle", "logtail", "metrics", "monitcompat", "monitrc", "proc", "procinit", "systemd", "web", "x/sys/unix"},
 	"container":            {"boshpath", "control", "daemon", "internal/connlimit", "internal/regfile", "lifecycle", "supervise", "x/sys/unix"},
 	"control":              {"internal/connlimit", "x/sys/unix"},
 	"daemon":               {"atomicfile", "backend", "boshpath", "control", "job", "monitext", "proc", "supervise"},
-	"demo":                 {"boshpath", "control", "daemon", "examples", "metrics", "web"},
+	"demo":                 {"boshpath", "control", "daemon", "examples", "history", "metrics", "web"},
 	"examples":             {},
 	"examples/web":         {},
 	"faults":               {},
 	"health":               {},
+	"history":              {"backend", "control"},
 	"internal/boshrelease": {"yaml"},
 	"internal/boshrelease/cmd/create-release": {"internal/boshrelease"},
 	"internal/connlimit":                      {},
@@ -63,7 +64,7 @@ var rules = map[string][]string{
 	"sandbox/seccomp":                         {"x/sys/unix"},
 	"supervise":                               {"restart", "x/sys/unix"},
 	"systemd":                                 {"atomicfile", "backend", "boshpath", "control", "godbus", "job", "logtail", "monitcompat", "monitrc", "pidfile", "proc", "restart", "supervise", "x/sys/unix"},
-	"web":                                     {"atomicfile", "boshpath", "control", "internal/connlimit", "logtail"},
+	"web":                                     {"atomicfile", "boshpath", "control", "history", "internal/connlimit", "logtail"},
 }
 
 // never lists imports that no file of a package may have, its tests
