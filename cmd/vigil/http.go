@@ -24,8 +24,12 @@ type httpOptions struct {
 }
 
 func (o *httpOptions) register(c *command) {
-	str := func(p *string, name, usage string) { c.define(name, usage, "", false, func(n string) { c.fs.StringVar(p, n, "", usage) }) }
-	boolean := func(p *bool, name, usage string) { c.define(name, usage, "", true, func(n string) { c.fs.BoolVar(p, n, false, usage) }) }
+	str := func(p *string, name, usage string) {
+		c.define(name, usage, "", false, func(n string) { c.fs.StringVar(p, n, "", usage) })
+	}
+	boolean := func(p *bool, name, usage string) {
+		c.define(name, usage, "", true, func(n string) { c.fs.BoolVar(p, n, false, usage) })
+	}
 	str(&o.addr, "http", "serve the status page (and /metrics) on this `HOST:PORT`, e.g. 127.0.0.1:2823")
 	str(&o.credentials, "http-credentials", "`FILE` of user:password lines for the status page (default: generated into ROOT/sys/run/vigil/http-credentials)")
 	c.completes(completeFile)
