@@ -1,4 +1,4 @@
-// Command bench runs vigil and its peers (monit, supervisord, runit, s6)
+// Command bench runs vigil and its peers (monit, supervisord, runit, s6, daemontools)
 // side by side on the same workload and writes a Markdown report.
 //
 //	go run ./bench [-quick|-full] [-only vigil,monit,...] [-vigil PATH]
@@ -64,7 +64,7 @@ type harness struct {
 
 func main() {
 	quick := flag.Bool("quick", false, "short run (under 2 minutes)")
-	full := flag.Bool("full", false, "long run with N=1000 (under 15 minutes)")
+	full := flag.Bool("full", false, "long run with N=1000 (under 20 minutes)")
 	only := flag.String("only", "", "comma-separated supervisors to run: "+strings.Join(peerOrder(), ","))
 	vigil := flag.String("vigil", "", "vigil binary (default: build ./cmd/vigil)")
 	out := flag.String("out", "", "report path (default: bench/results.md in the module)")
@@ -141,12 +141,12 @@ func runBench(ctx context.Context, m mode, peers []string, vigilBin, out string,
 	if h.child, err = buildChild(ctx, h.repo, h.tmp); err != nil {
 		return err
 	}
-	if slices.Contains(peers, "vigil") {
+	if slices.ContainsFunc(peers, isVigil) {
 		h.vigilBin, err = findVigil(ctx, h.repo, h.tmp, vigilBin)
 		if err != nil {
 			fmt.Fprintf(h.log, "bench: skipping vigil: %v\n", err)
 			h.res.note("vigil skipped: " + err.Error())
-			peers = slices.DeleteFunc(peers, func(p string) bool { return p == "vigil" })
+			peers = slices.DeleteFunc(peers, isVigil)
 		}
 	}
 	if len(peers) == 0 {

@@ -231,6 +231,13 @@ func (h *harness) startAt(ctx context.Context, p string, n int) *instance {
 		return nil
 	}
 	h.res.set(key, p, secCell(d.Seconds()))
+	// Everything the supervisor has run so far is the start (a paced one
+	// has also idled in between, at its idle rate).
+	if cpu, err := in.supervisorCPU(); err != nil {
+		h.res.setErr("startcpu/"+fmt.Sprint(n), p, err)
+	} else {
+		h.res.set("startcpu/"+fmt.Sprint(n), p, secCell(cpu.Seconds()))
+	}
 	return in
 }
 
@@ -250,30 +257,42 @@ func (h *harness) restartAt(ctx context.Context, in *instance, n int) {
 	h.res.set("restart.p95"+sfx, in.peer, secCell(quantile(s, 0.95)))
 }
 
+// statusAt times the status query at N=100 and above (fewer runs above).
 func (h *harness) statusAt(ctx context.Context, in *instance, n int) {
-	if n != mainN {
+	if n < mainN {
 		return
 	}
-	st, err := in.statusTimes(ctx, h.m.StatusRuns)
+	key, runs := fmt.Sprintf("status/%d", n), h.m.StatusRuns
+	if n > mainN {
+		runs = max(runs/4, 3)
+	}
+	st, err := in.statusTimes(ctx, runs)
 	if err != nil {
-		h.res.setErr("status", in.peer, err)
+		h.res.setErr(key, in.peer, err)
 		return
 	}
-	h.res.set("status", in.peer, secCell(median(seconds(st))))
+	h.res.set(key, in.peer, secCell(median(seconds(st))))
 }
 
 func (h *harness) memoryAt(in *instance, n int) {
 	sfx := fmt.Sprintf("/%d", n)
-	mem, procs, err := in.memory()
+	s, err := in.memory()
 	if err != nil {
 		h.res.setErr("rss"+sfx, in.peer, err)
 		return
 	}
+	mem := s.Total
 	h.res.set("rss"+sfx, in.peer, kibCell(float64(mem.RSS)))
 	h.res.set("pss"+sfx, in.peer, kibCell(float64(mem.PSS)))
 	h.res.set("rss.per"+sfx, in.peer, kibCell(float64(mem.RSS)/float64(n)))
 	h.res.set("pss.per"+sfx, in.peer, kibCell(float64(mem.PSS)/float64(n)))
-	h.res.set("procs"+sfx, in.peer, cell{V: float64(procs), Text: fmt.Sprint(procs)})
+	h.res.set("procs"+sfx, in.peer, cell{V: float64(s.Procs), Text: fmt.Sprint(s.Procs)})
+	if math.IsNaN(s.PerPrivate) {
+		h.res.set("priv.per"+sfx, in.peer, cell{V: math.NaN(), Text: "— (one process)"})
+	} else {
+		h.res.set("priv.per"+sfx, in.peer, kibCell(s.PerPrivate))
+	}
+	h.res.set("root.share"+sfx, in.peer, kibCell(float64(s.Root.PSS)/float64(n)))
 }
 
 // recordStop stores one stop-all under prefix ("stop" or "ign").
