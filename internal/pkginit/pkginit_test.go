@@ -167,19 +167,31 @@ func renderTasks(ts []task) []byte {
 	b.WriteString("// without initialisation work has none; its name then refers to a record\n")
 	b.WriteString("// of its own here, which nothing reads.\n")
 	b.WriteString("var (\n")
-	for i, tk := range ts {
-		fmt.Fprintf(&b, "\t//go:linkname t%d %s..inittask\n\tt%d initTask\n", i, tk.path, i)
+	for _, tk := range ts {
+		fmt.Fprintf(&b, "\t//go:linkname %s %s..inittask\n\t%s initTask\n", varName(tk.path), tk.path, varName(tk.path))
 	}
 	b.WriteString(")\n\n")
 	b.WriteString("// tasks lists the records with the group each belongs to.\n")
 	b.WriteString("func tasks() []task {\n\treturn []task{\n")
-	for i, tk := range ts {
+	for _, tk := range ts {
 		g := "daemonSide"
 		if tk.group == metricsLib {
 			g = "metricsLib"
 		}
-		fmt.Fprintf(&b, "\t\t{%q, %s, &t%d},\n", tk.path, g, i)
+		fmt.Fprintf(&b, "\t\t{%q, %s, &%s},\n", tk.path, g, varName(tk.path))
 	}
 	b.WriteString("\t}\n}\n")
 	return b.Bytes()
+}
+
+// varName is the variable of path's record: the path with every character
+// that cannot be in an identifier replaced, so that an import added or
+// removed changes only its own lines of tasks.go.
+func varName(path string) string {
+	return "rec_" + strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, path)
 }

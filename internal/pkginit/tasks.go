@@ -8,199 +8,211 @@ import _ "unsafe" // go:linkname
 // without initialisation work has none; its name then refers to a record
 // of its own here, which nothing reads.
 var (
-	//go:linkname t0 github.com/beorn7/perks/quantile..inittask
-	t0 initTask
-	//go:linkname t1 github.com/cespare/xxhash/v2..inittask
-	t1 initTask
-	//go:linkname t2 github.com/munnerz/goautoneg..inittask
-	t2 initTask
-	//go:linkname t3 github.com/prometheus/client_golang/internal/github.com/golang/gddo/httputil..inittask
-	t3 initTask
-	//go:linkname t4 github.com/prometheus/client_golang/internal/github.com/golang/gddo/httputil/header..inittask
-	t4 initTask
-	//go:linkname t5 github.com/prometheus/client_golang/prometheus..inittask
-	t5 initTask
-	//go:linkname t6 github.com/prometheus/client_golang/prometheus/collectors..inittask
-	t6 initTask
-	//go:linkname t7 github.com/prometheus/client_golang/prometheus/internal..inittask
-	t7 initTask
-	//go:linkname t8 github.com/prometheus/client_golang/prometheus/promhttp..inittask
-	t8 initTask
-	//go:linkname t9 github.com/prometheus/client_golang/prometheus/promhttp/internal..inittask
-	t9 initTask
-	//go:linkname t10 github.com/prometheus/client_model/go..inittask
-	t10 initTask
-	//go:linkname t11 github.com/prometheus/common/expfmt..inittask
-	t11 initTask
-	//go:linkname t12 github.com/prometheus/common/model..inittask
-	t12 initTask
-	//go:linkname t13 github.com/prometheus/procfs..inittask
-	t13 initTask
-	//go:linkname t14 github.com/prometheus/procfs/internal/fs..inittask
-	t14 initTask
-	//go:linkname t15 github.com/prometheus/procfs/internal/parsers..inittask
-	t15 initTask
-	//go:linkname t16 github.com/vigil-bosh/vigil/bpmcli..inittask
-	t16 initTask
-	//go:linkname t17 github.com/vigil-bosh/vigil/container..inittask
-	t17 initTask
-	//go:linkname t18 github.com/vigil-bosh/vigil/control..inittask
-	t18 initTask
-	//go:linkname t19 github.com/vigil-bosh/vigil/daemon..inittask
-	t19 initTask
-	//go:linkname t20 github.com/vigil-bosh/vigil/demo..inittask
-	t20 initTask
-	//go:linkname t21 github.com/vigil-bosh/vigil/examples..inittask
-	t21 initTask
-	//go:linkname t22 github.com/vigil-bosh/vigil/health..inittask
-	t22 initTask
-	//go:linkname t23 github.com/vigil-bosh/vigil/lifecycle..inittask
-	t23 initTask
-	//go:linkname t24 github.com/vigil-bosh/vigil/logtail..inittask
-	t24 initTask
-	//go:linkname t25 github.com/vigil-bosh/vigil/metrics..inittask
-	t25 initTask
-	//go:linkname t26 github.com/vigil-bosh/vigil/monitcompat..inittask
-	t26 initTask
-	//go:linkname t27 github.com/vigil-bosh/vigil/monitrc..inittask
-	t27 initTask
-	//go:linkname t28 github.com/vigil-bosh/vigil/proc..inittask
-	t28 initTask
-	//go:linkname t29 github.com/vigil-bosh/vigil/procstat..inittask
-	t29 initTask
-	//go:linkname t30 github.com/vigil-bosh/vigil/restart..inittask
-	t30 initTask
-	//go:linkname t31 github.com/vigil-bosh/vigil/supervise..inittask
-	t31 initTask
-	//go:linkname t32 github.com/vigil-bosh/vigil/systemd..inittask
-	t32 initTask
-	//go:linkname t33 github.com/vigil-bosh/vigil/web..inittask
-	t33 initTask
-	//go:linkname t34 google.golang.org/protobuf/encoding/protodelim..inittask
-	t34 initTask
-	//go:linkname t35 google.golang.org/protobuf/encoding/prototext..inittask
-	t35 initTask
-	//go:linkname t36 google.golang.org/protobuf/encoding/protowire..inittask
-	t36 initTask
-	//go:linkname t37 google.golang.org/protobuf/internal/descfmt..inittask
-	t37 initTask
-	//go:linkname t38 google.golang.org/protobuf/internal/descopts..inittask
-	t38 initTask
-	//go:linkname t39 google.golang.org/protobuf/internal/detrand..inittask
-	t39 initTask
-	//go:linkname t40 google.golang.org/protobuf/internal/editiondefaults..inittask
-	t40 initTask
-	//go:linkname t41 google.golang.org/protobuf/internal/encoding/defval..inittask
-	t41 initTask
-	//go:linkname t42 google.golang.org/protobuf/internal/encoding/messageset..inittask
-	t42 initTask
-	//go:linkname t43 google.golang.org/protobuf/internal/encoding/tag..inittask
-	t43 initTask
-	//go:linkname t44 google.golang.org/protobuf/internal/encoding/text..inittask
-	t44 initTask
-	//go:linkname t45 google.golang.org/protobuf/internal/errors..inittask
-	t45 initTask
-	//go:linkname t46 google.golang.org/protobuf/internal/filedesc..inittask
-	t46 initTask
-	//go:linkname t47 google.golang.org/protobuf/internal/filetype..inittask
-	t47 initTask
-	//go:linkname t48 google.golang.org/protobuf/internal/flags..inittask
-	t48 initTask
-	//go:linkname t49 google.golang.org/protobuf/internal/genid..inittask
-	t49 initTask
-	//go:linkname t50 google.golang.org/protobuf/internal/impl..inittask
-	t50 initTask
-	//go:linkname t51 google.golang.org/protobuf/internal/order..inittask
-	t51 initTask
-	//go:linkname t52 google.golang.org/protobuf/internal/pragma..inittask
-	t52 initTask
-	//go:linkname t53 google.golang.org/protobuf/internal/protolazy..inittask
-	t53 initTask
-	//go:linkname t54 google.golang.org/protobuf/internal/set..inittask
-	t54 initTask
-	//go:linkname t55 google.golang.org/protobuf/internal/strs..inittask
-	t55 initTask
-	//go:linkname t56 google.golang.org/protobuf/internal/version..inittask
-	t56 initTask
-	//go:linkname t57 google.golang.org/protobuf/proto..inittask
-	t57 initTask
-	//go:linkname t58 google.golang.org/protobuf/reflect/protoreflect..inittask
-	t58 initTask
-	//go:linkname t59 google.golang.org/protobuf/reflect/protoregistry..inittask
-	t59 initTask
-	//go:linkname t60 google.golang.org/protobuf/runtime/protoiface..inittask
-	t60 initTask
-	//go:linkname t61 google.golang.org/protobuf/runtime/protoimpl..inittask
-	t61 initTask
-	//go:linkname t62 google.golang.org/protobuf/types/known/timestamppb..inittask
-	t62 initTask
+	//go:linkname rec_github_com_beorn7_perks_quantile github.com/beorn7/perks/quantile..inittask
+	rec_github_com_beorn7_perks_quantile initTask
+	//go:linkname rec_github_com_cespare_xxhash_v2 github.com/cespare/xxhash/v2..inittask
+	rec_github_com_cespare_xxhash_v2 initTask
+	//go:linkname rec_github_com_munnerz_goautoneg github.com/munnerz/goautoneg..inittask
+	rec_github_com_munnerz_goautoneg initTask
+	//go:linkname rec_github_com_prometheus_client_golang_internal_github_com_golang_gddo_httputil github.com/prometheus/client_golang/internal/github.com/golang/gddo/httputil..inittask
+	rec_github_com_prometheus_client_golang_internal_github_com_golang_gddo_httputil initTask
+	//go:linkname rec_github_com_prometheus_client_golang_internal_github_com_golang_gddo_httputil_header github.com/prometheus/client_golang/internal/github.com/golang/gddo/httputil/header..inittask
+	rec_github_com_prometheus_client_golang_internal_github_com_golang_gddo_httputil_header initTask
+	//go:linkname rec_github_com_prometheus_client_golang_prometheus github.com/prometheus/client_golang/prometheus..inittask
+	rec_github_com_prometheus_client_golang_prometheus initTask
+	//go:linkname rec_github_com_prometheus_client_golang_prometheus_collectors github.com/prometheus/client_golang/prometheus/collectors..inittask
+	rec_github_com_prometheus_client_golang_prometheus_collectors initTask
+	//go:linkname rec_github_com_prometheus_client_golang_prometheus_internal github.com/prometheus/client_golang/prometheus/internal..inittask
+	rec_github_com_prometheus_client_golang_prometheus_internal initTask
+	//go:linkname rec_github_com_prometheus_client_golang_prometheus_promhttp github.com/prometheus/client_golang/prometheus/promhttp..inittask
+	rec_github_com_prometheus_client_golang_prometheus_promhttp initTask
+	//go:linkname rec_github_com_prometheus_client_golang_prometheus_promhttp_internal github.com/prometheus/client_golang/prometheus/promhttp/internal..inittask
+	rec_github_com_prometheus_client_golang_prometheus_promhttp_internal initTask
+	//go:linkname rec_github_com_prometheus_client_model_go github.com/prometheus/client_model/go..inittask
+	rec_github_com_prometheus_client_model_go initTask
+	//go:linkname rec_github_com_prometheus_common_expfmt github.com/prometheus/common/expfmt..inittask
+	rec_github_com_prometheus_common_expfmt initTask
+	//go:linkname rec_github_com_prometheus_common_model github.com/prometheus/common/model..inittask
+	rec_github_com_prometheus_common_model initTask
+	//go:linkname rec_github_com_prometheus_procfs github.com/prometheus/procfs..inittask
+	rec_github_com_prometheus_procfs initTask
+	//go:linkname rec_github_com_prometheus_procfs_internal_fs github.com/prometheus/procfs/internal/fs..inittask
+	rec_github_com_prometheus_procfs_internal_fs initTask
+	//go:linkname rec_github_com_prometheus_procfs_internal_parsers github.com/prometheus/procfs/internal/parsers..inittask
+	rec_github_com_prometheus_procfs_internal_parsers initTask
+	//go:linkname rec_github_com_vigil_bosh_vigil_boshpath github.com/vigil-bosh/vigil/boshpath..inittask
+	rec_github_com_vigil_bosh_vigil_boshpath initTask
+	//go:linkname rec_github_com_vigil_bosh_vigil_bpmcli github.com/vigil-bosh/vigil/bpmcli..inittask
+	rec_github_com_vigil_bosh_vigil_bpmcli initTask
+	//go:linkname rec_github_com_vigil_bosh_vigil_container github.com/vigil-bosh/vigil/container..inittask
+	rec_github_com_vigil_bosh_vigil_container initTask
+	//go:linkname rec_github_com_vigil_bosh_vigil_control github.com/vigil-bosh/vigil/control..inittask
+	rec_github_com_vigil_bosh_vigil_control initTask
+	//go:linkname rec_github_com_vigil_bosh_vigil_daemon github.com/vigil-bosh/vigil/daemon..inittask
+	rec_github_com_vigil_bosh_vigil_daemon initTask
+	//go:linkname rec_github_com_vigil_bosh_vigil_demo github.com/vigil-bosh/vigil/demo..inittask
+	rec_github_com_vigil_bosh_vigil_demo initTask
+	//go:linkname rec_github_com_vigil_bosh_vigil_examples github.com/vigil-bosh/vigil/examples..inittask
+	rec_github_com_vigil_bosh_vigil_examples initTask
+	//go:linkname rec_github_com_vigil_bosh_vigil_health github.com/vigil-bosh/vigil/health..inittask
+	rec_github_com_vigil_bosh_vigil_health initTask
+	//go:linkname rec_github_com_vigil_bosh_vigil_job github.com/vigil-bosh/vigil/job..inittask
+	rec_github_com_vigil_bosh_vigil_job initTask
+	//go:linkname rec_github_com_vigil_bosh_vigil_lifecycle github.com/vigil-bosh/vigil/lifecycle..inittask
+	rec_github_com_vigil_bosh_vigil_lifecycle initTask
+	//go:linkname rec_github_com_vigil_bosh_vigil_logtail github.com/vigil-bosh/vigil/logtail..inittask
+	rec_github_com_vigil_bosh_vigil_logtail initTask
+	//go:linkname rec_github_com_vigil_bosh_vigil_metrics github.com/vigil-bosh/vigil/metrics..inittask
+	rec_github_com_vigil_bosh_vigil_metrics initTask
+	//go:linkname rec_github_com_vigil_bosh_vigil_monitcompat github.com/vigil-bosh/vigil/monitcompat..inittask
+	rec_github_com_vigil_bosh_vigil_monitcompat initTask
+	//go:linkname rec_github_com_vigil_bosh_vigil_monitrc github.com/vigil-bosh/vigil/monitrc..inittask
+	rec_github_com_vigil_bosh_vigil_monitrc initTask
+	//go:linkname rec_github_com_vigil_bosh_vigil_proc github.com/vigil-bosh/vigil/proc..inittask
+	rec_github_com_vigil_bosh_vigil_proc initTask
+	//go:linkname rec_github_com_vigil_bosh_vigil_procstat github.com/vigil-bosh/vigil/procstat..inittask
+	rec_github_com_vigil_bosh_vigil_procstat initTask
+	//go:linkname rec_github_com_vigil_bosh_vigil_restart github.com/vigil-bosh/vigil/restart..inittask
+	rec_github_com_vigil_bosh_vigil_restart initTask
+	//go:linkname rec_github_com_vigil_bosh_vigil_sandbox_setup github.com/vigil-bosh/vigil/sandbox/setup..inittask
+	rec_github_com_vigil_bosh_vigil_sandbox_setup initTask
+	//go:linkname rec_github_com_vigil_bosh_vigil_supervise github.com/vigil-bosh/vigil/supervise..inittask
+	rec_github_com_vigil_bosh_vigil_supervise initTask
+	//go:linkname rec_github_com_vigil_bosh_vigil_systemd github.com/vigil-bosh/vigil/systemd..inittask
+	rec_github_com_vigil_bosh_vigil_systemd initTask
+	//go:linkname rec_github_com_vigil_bosh_vigil_web github.com/vigil-bosh/vigil/web..inittask
+	rec_github_com_vigil_bosh_vigil_web initTask
+	//go:linkname rec_go_yaml_in_yaml_v3 go.yaml.in/yaml/v3..inittask
+	rec_go_yaml_in_yaml_v3 initTask
+	//go:linkname rec_google_golang_org_protobuf_encoding_protodelim google.golang.org/protobuf/encoding/protodelim..inittask
+	rec_google_golang_org_protobuf_encoding_protodelim initTask
+	//go:linkname rec_google_golang_org_protobuf_encoding_prototext google.golang.org/protobuf/encoding/prototext..inittask
+	rec_google_golang_org_protobuf_encoding_prototext initTask
+	//go:linkname rec_google_golang_org_protobuf_encoding_protowire google.golang.org/protobuf/encoding/protowire..inittask
+	rec_google_golang_org_protobuf_encoding_protowire initTask
+	//go:linkname rec_google_golang_org_protobuf_internal_descfmt google.golang.org/protobuf/internal/descfmt..inittask
+	rec_google_golang_org_protobuf_internal_descfmt initTask
+	//go:linkname rec_google_golang_org_protobuf_internal_descopts google.golang.org/protobuf/internal/descopts..inittask
+	rec_google_golang_org_protobuf_internal_descopts initTask
+	//go:linkname rec_google_golang_org_protobuf_internal_detrand google.golang.org/protobuf/internal/detrand..inittask
+	rec_google_golang_org_protobuf_internal_detrand initTask
+	//go:linkname rec_google_golang_org_protobuf_internal_editiondefaults google.golang.org/protobuf/internal/editiondefaults..inittask
+	rec_google_golang_org_protobuf_internal_editiondefaults initTask
+	//go:linkname rec_google_golang_org_protobuf_internal_encoding_defval google.golang.org/protobuf/internal/encoding/defval..inittask
+	rec_google_golang_org_protobuf_internal_encoding_defval initTask
+	//go:linkname rec_google_golang_org_protobuf_internal_encoding_messageset google.golang.org/protobuf/internal/encoding/messageset..inittask
+	rec_google_golang_org_protobuf_internal_encoding_messageset initTask
+	//go:linkname rec_google_golang_org_protobuf_internal_encoding_tag google.golang.org/protobuf/internal/encoding/tag..inittask
+	rec_google_golang_org_protobuf_internal_encoding_tag initTask
+	//go:linkname rec_google_golang_org_protobuf_internal_encoding_text google.golang.org/protobuf/internal/encoding/text..inittask
+	rec_google_golang_org_protobuf_internal_encoding_text initTask
+	//go:linkname rec_google_golang_org_protobuf_internal_errors google.golang.org/protobuf/internal/errors..inittask
+	rec_google_golang_org_protobuf_internal_errors initTask
+	//go:linkname rec_google_golang_org_protobuf_internal_filedesc google.golang.org/protobuf/internal/filedesc..inittask
+	rec_google_golang_org_protobuf_internal_filedesc initTask
+	//go:linkname rec_google_golang_org_protobuf_internal_filetype google.golang.org/protobuf/internal/filetype..inittask
+	rec_google_golang_org_protobuf_internal_filetype initTask
+	//go:linkname rec_google_golang_org_protobuf_internal_flags google.golang.org/protobuf/internal/flags..inittask
+	rec_google_golang_org_protobuf_internal_flags initTask
+	//go:linkname rec_google_golang_org_protobuf_internal_genid google.golang.org/protobuf/internal/genid..inittask
+	rec_google_golang_org_protobuf_internal_genid initTask
+	//go:linkname rec_google_golang_org_protobuf_internal_impl google.golang.org/protobuf/internal/impl..inittask
+	rec_google_golang_org_protobuf_internal_impl initTask
+	//go:linkname rec_google_golang_org_protobuf_internal_order google.golang.org/protobuf/internal/order..inittask
+	rec_google_golang_org_protobuf_internal_order initTask
+	//go:linkname rec_google_golang_org_protobuf_internal_pragma google.golang.org/protobuf/internal/pragma..inittask
+	rec_google_golang_org_protobuf_internal_pragma initTask
+	//go:linkname rec_google_golang_org_protobuf_internal_protolazy google.golang.org/protobuf/internal/protolazy..inittask
+	rec_google_golang_org_protobuf_internal_protolazy initTask
+	//go:linkname rec_google_golang_org_protobuf_internal_set google.golang.org/protobuf/internal/set..inittask
+	rec_google_golang_org_protobuf_internal_set initTask
+	//go:linkname rec_google_golang_org_protobuf_internal_strs google.golang.org/protobuf/internal/strs..inittask
+	rec_google_golang_org_protobuf_internal_strs initTask
+	//go:linkname rec_google_golang_org_protobuf_internal_version google.golang.org/protobuf/internal/version..inittask
+	rec_google_golang_org_protobuf_internal_version initTask
+	//go:linkname rec_google_golang_org_protobuf_proto google.golang.org/protobuf/proto..inittask
+	rec_google_golang_org_protobuf_proto initTask
+	//go:linkname rec_google_golang_org_protobuf_reflect_protoreflect google.golang.org/protobuf/reflect/protoreflect..inittask
+	rec_google_golang_org_protobuf_reflect_protoreflect initTask
+	//go:linkname rec_google_golang_org_protobuf_reflect_protoregistry google.golang.org/protobuf/reflect/protoregistry..inittask
+	rec_google_golang_org_protobuf_reflect_protoregistry initTask
+	//go:linkname rec_google_golang_org_protobuf_runtime_protoiface google.golang.org/protobuf/runtime/protoiface..inittask
+	rec_google_golang_org_protobuf_runtime_protoiface initTask
+	//go:linkname rec_google_golang_org_protobuf_runtime_protoimpl google.golang.org/protobuf/runtime/protoimpl..inittask
+	rec_google_golang_org_protobuf_runtime_protoimpl initTask
+	//go:linkname rec_google_golang_org_protobuf_types_known_timestamppb google.golang.org/protobuf/types/known/timestamppb..inittask
+	rec_google_golang_org_protobuf_types_known_timestamppb initTask
 )
 
 // tasks lists the records with the group each belongs to.
 func tasks() []task {
 	return []task{
-		{"github.com/beorn7/perks/quantile", metricsLib, &t0},
-		{"github.com/cespare/xxhash/v2", metricsLib, &t1},
-		{"github.com/munnerz/goautoneg", metricsLib, &t2},
-		{"github.com/prometheus/client_golang/internal/github.com/golang/gddo/httputil", metricsLib, &t3},
-		{"github.com/prometheus/client_golang/internal/github.com/golang/gddo/httputil/header", metricsLib, &t4},
-		{"github.com/prometheus/client_golang/prometheus", metricsLib, &t5},
-		{"github.com/prometheus/client_golang/prometheus/collectors", metricsLib, &t6},
-		{"github.com/prometheus/client_golang/prometheus/internal", metricsLib, &t7},
-		{"github.com/prometheus/client_golang/prometheus/promhttp", metricsLib, &t8},
-		{"github.com/prometheus/client_golang/prometheus/promhttp/internal", metricsLib, &t9},
-		{"github.com/prometheus/client_model/go", metricsLib, &t10},
-		{"github.com/prometheus/common/expfmt", metricsLib, &t11},
-		{"github.com/prometheus/common/model", metricsLib, &t12},
-		{"github.com/prometheus/procfs", metricsLib, &t13},
-		{"github.com/prometheus/procfs/internal/fs", metricsLib, &t14},
-		{"github.com/prometheus/procfs/internal/parsers", metricsLib, &t15},
-		{"github.com/vigil-bosh/vigil/bpmcli", daemonSide, &t16},
-		{"github.com/vigil-bosh/vigil/container", daemonSide, &t17},
-		{"github.com/vigil-bosh/vigil/control", daemonSide, &t18},
-		{"github.com/vigil-bosh/vigil/daemon", daemonSide, &t19},
-		{"github.com/vigil-bosh/vigil/demo", metricsLib, &t20},
-		{"github.com/vigil-bosh/vigil/examples", daemonSide, &t21},
-		{"github.com/vigil-bosh/vigil/health", daemonSide, &t22},
-		{"github.com/vigil-bosh/vigil/lifecycle", daemonSide, &t23},
-		{"github.com/vigil-bosh/vigil/logtail", daemonSide, &t24},
-		{"github.com/vigil-bosh/vigil/metrics", metricsLib, &t25},
-		{"github.com/vigil-bosh/vigil/monitcompat", daemonSide, &t26},
-		{"github.com/vigil-bosh/vigil/monitrc", daemonSide, &t27},
-		{"github.com/vigil-bosh/vigil/proc", daemonSide, &t28},
-		{"github.com/vigil-bosh/vigil/procstat", daemonSide, &t29},
-		{"github.com/vigil-bosh/vigil/restart", daemonSide, &t30},
-		{"github.com/vigil-bosh/vigil/supervise", daemonSide, &t31},
-		{"github.com/vigil-bosh/vigil/systemd", daemonSide, &t32},
-		{"github.com/vigil-bosh/vigil/web", daemonSide, &t33},
-		{"google.golang.org/protobuf/encoding/protodelim", metricsLib, &t34},
-		{"google.golang.org/protobuf/encoding/prototext", metricsLib, &t35},
-		{"google.golang.org/protobuf/encoding/protowire", metricsLib, &t36},
-		{"google.golang.org/protobuf/internal/descfmt", metricsLib, &t37},
-		{"google.golang.org/protobuf/internal/descopts", metricsLib, &t38},
-		{"google.golang.org/protobuf/internal/detrand", metricsLib, &t39},
-		{"google.golang.org/protobuf/internal/editiondefaults", metricsLib, &t40},
-		{"google.golang.org/protobuf/internal/encoding/defval", metricsLib, &t41},
-		{"google.golang.org/protobuf/internal/encoding/messageset", metricsLib, &t42},
-		{"google.golang.org/protobuf/internal/encoding/tag", metricsLib, &t43},
-		{"google.golang.org/protobuf/internal/encoding/text", metricsLib, &t44},
-		{"google.golang.org/protobuf/internal/errors", metricsLib, &t45},
-		{"google.golang.org/protobuf/internal/filedesc", metricsLib, &t46},
-		{"google.golang.org/protobuf/internal/filetype", metricsLib, &t47},
-		{"google.golang.org/protobuf/internal/flags", metricsLib, &t48},
-		{"google.golang.org/protobuf/internal/genid", metricsLib, &t49},
-		{"google.golang.org/protobuf/internal/impl", metricsLib, &t50},
-		{"google.golang.org/protobuf/internal/order", metricsLib, &t51},
-		{"google.golang.org/protobuf/internal/pragma", metricsLib, &t52},
-		{"google.golang.org/protobuf/internal/protolazy", metricsLib, &t53},
-		{"google.golang.org/protobuf/internal/set", metricsLib, &t54},
-		{"google.golang.org/protobuf/internal/strs", metricsLib, &t55},
-		{"google.golang.org/protobuf/internal/version", metricsLib, &t56},
-		{"google.golang.org/protobuf/proto", metricsLib, &t57},
-		{"google.golang.org/protobuf/reflect/protoreflect", metricsLib, &t58},
-		{"google.golang.org/protobuf/reflect/protoregistry", metricsLib, &t59},
-		{"google.golang.org/protobuf/runtime/protoiface", metricsLib, &t60},
-		{"google.golang.org/protobuf/runtime/protoimpl", metricsLib, &t61},
-		{"google.golang.org/protobuf/types/known/timestamppb", metricsLib, &t62},
+		{"github.com/beorn7/perks/quantile", metricsLib, &rec_github_com_beorn7_perks_quantile},
+		{"github.com/cespare/xxhash/v2", metricsLib, &rec_github_com_cespare_xxhash_v2},
+		{"github.com/munnerz/goautoneg", metricsLib, &rec_github_com_munnerz_goautoneg},
+		{"github.com/prometheus/client_golang/internal/github.com/golang/gddo/httputil", metricsLib, &rec_github_com_prometheus_client_golang_internal_github_com_golang_gddo_httputil},
+		{"github.com/prometheus/client_golang/internal/github.com/golang/gddo/httputil/header", metricsLib, &rec_github_com_prometheus_client_golang_internal_github_com_golang_gddo_httputil_header},
+		{"github.com/prometheus/client_golang/prometheus", metricsLib, &rec_github_com_prometheus_client_golang_prometheus},
+		{"github.com/prometheus/client_golang/prometheus/collectors", metricsLib, &rec_github_com_prometheus_client_golang_prometheus_collectors},
+		{"github.com/prometheus/client_golang/prometheus/internal", metricsLib, &rec_github_com_prometheus_client_golang_prometheus_internal},
+		{"github.com/prometheus/client_golang/prometheus/promhttp", metricsLib, &rec_github_com_prometheus_client_golang_prometheus_promhttp},
+		{"github.com/prometheus/client_golang/prometheus/promhttp/internal", metricsLib, &rec_github_com_prometheus_client_golang_prometheus_promhttp_internal},
+		{"github.com/prometheus/client_model/go", metricsLib, &rec_github_com_prometheus_client_model_go},
+		{"github.com/prometheus/common/expfmt", metricsLib, &rec_github_com_prometheus_common_expfmt},
+		{"github.com/prometheus/common/model", metricsLib, &rec_github_com_prometheus_common_model},
+		{"github.com/prometheus/procfs", metricsLib, &rec_github_com_prometheus_procfs},
+		{"github.com/prometheus/procfs/internal/fs", metricsLib, &rec_github_com_prometheus_procfs_internal_fs},
+		{"github.com/prometheus/procfs/internal/parsers", metricsLib, &rec_github_com_prometheus_procfs_internal_parsers},
+		{"github.com/vigil-bosh/vigil/boshpath", daemonSide, &rec_github_com_vigil_bosh_vigil_boshpath},
+		{"github.com/vigil-bosh/vigil/bpmcli", daemonSide, &rec_github_com_vigil_bosh_vigil_bpmcli},
+		{"github.com/vigil-bosh/vigil/container", daemonSide, &rec_github_com_vigil_bosh_vigil_container},
+		{"github.com/vigil-bosh/vigil/control", daemonSide, &rec_github_com_vigil_bosh_vigil_control},
+		{"github.com/vigil-bosh/vigil/daemon", daemonSide, &rec_github_com_vigil_bosh_vigil_daemon},
+		{"github.com/vigil-bosh/vigil/demo", metricsLib, &rec_github_com_vigil_bosh_vigil_demo},
+		{"github.com/vigil-bosh/vigil/examples", daemonSide, &rec_github_com_vigil_bosh_vigil_examples},
+		{"github.com/vigil-bosh/vigil/health", daemonSide, &rec_github_com_vigil_bosh_vigil_health},
+		{"github.com/vigil-bosh/vigil/job", daemonSide, &rec_github_com_vigil_bosh_vigil_job},
+		{"github.com/vigil-bosh/vigil/lifecycle", daemonSide, &rec_github_com_vigil_bosh_vigil_lifecycle},
+		{"github.com/vigil-bosh/vigil/logtail", daemonSide, &rec_github_com_vigil_bosh_vigil_logtail},
+		{"github.com/vigil-bosh/vigil/metrics", metricsLib, &rec_github_com_vigil_bosh_vigil_metrics},
+		{"github.com/vigil-bosh/vigil/monitcompat", daemonSide, &rec_github_com_vigil_bosh_vigil_monitcompat},
+		{"github.com/vigil-bosh/vigil/monitrc", daemonSide, &rec_github_com_vigil_bosh_vigil_monitrc},
+		{"github.com/vigil-bosh/vigil/proc", daemonSide, &rec_github_com_vigil_bosh_vigil_proc},
+		{"github.com/vigil-bosh/vigil/procstat", daemonSide, &rec_github_com_vigil_bosh_vigil_procstat},
+		{"github.com/vigil-bosh/vigil/restart", daemonSide, &rec_github_com_vigil_bosh_vigil_restart},
+		{"github.com/vigil-bosh/vigil/sandbox/setup", daemonSide, &rec_github_com_vigil_bosh_vigil_sandbox_setup},
+		{"github.com/vigil-bosh/vigil/supervise", daemonSide, &rec_github_com_vigil_bosh_vigil_supervise},
+		{"github.com/vigil-bosh/vigil/systemd", daemonSide, &rec_github_com_vigil_bosh_vigil_systemd},
+		{"github.com/vigil-bosh/vigil/web", daemonSide, &rec_github_com_vigil_bosh_vigil_web},
+		{"go.yaml.in/yaml/v3", daemonSide, &rec_go_yaml_in_yaml_v3},
+		{"google.golang.org/protobuf/encoding/protodelim", metricsLib, &rec_google_golang_org_protobuf_encoding_protodelim},
+		{"google.golang.org/protobuf/encoding/prototext", metricsLib, &rec_google_golang_org_protobuf_encoding_prototext},
+		{"google.golang.org/protobuf/encoding/protowire", metricsLib, &rec_google_golang_org_protobuf_encoding_protowire},
+		{"google.golang.org/protobuf/internal/descfmt", metricsLib, &rec_google_golang_org_protobuf_internal_descfmt},
+		{"google.golang.org/protobuf/internal/descopts", metricsLib, &rec_google_golang_org_protobuf_internal_descopts},
+		{"google.golang.org/protobuf/internal/detrand", metricsLib, &rec_google_golang_org_protobuf_internal_detrand},
+		{"google.golang.org/protobuf/internal/editiondefaults", metricsLib, &rec_google_golang_org_protobuf_internal_editiondefaults},
+		{"google.golang.org/protobuf/internal/encoding/defval", metricsLib, &rec_google_golang_org_protobuf_internal_encoding_defval},
+		{"google.golang.org/protobuf/internal/encoding/messageset", metricsLib, &rec_google_golang_org_protobuf_internal_encoding_messageset},
+		{"google.golang.org/protobuf/internal/encoding/tag", metricsLib, &rec_google_golang_org_protobuf_internal_encoding_tag},
+		{"google.golang.org/protobuf/internal/encoding/text", metricsLib, &rec_google_golang_org_protobuf_internal_encoding_text},
+		{"google.golang.org/protobuf/internal/errors", metricsLib, &rec_google_golang_org_protobuf_internal_errors},
+		{"google.golang.org/protobuf/internal/filedesc", metricsLib, &rec_google_golang_org_protobuf_internal_filedesc},
+		{"google.golang.org/protobuf/internal/filetype", metricsLib, &rec_google_golang_org_protobuf_internal_filetype},
+		{"google.golang.org/protobuf/internal/flags", metricsLib, &rec_google_golang_org_protobuf_internal_flags},
+		{"google.golang.org/protobuf/internal/genid", metricsLib, &rec_google_golang_org_protobuf_internal_genid},
+		{"google.golang.org/protobuf/internal/impl", metricsLib, &rec_google_golang_org_protobuf_internal_impl},
+		{"google.golang.org/protobuf/internal/order", metricsLib, &rec_google_golang_org_protobuf_internal_order},
+		{"google.golang.org/protobuf/internal/pragma", metricsLib, &rec_google_golang_org_protobuf_internal_pragma},
+		{"google.golang.org/protobuf/internal/protolazy", metricsLib, &rec_google_golang_org_protobuf_internal_protolazy},
+		{"google.golang.org/protobuf/internal/set", metricsLib, &rec_google_golang_org_protobuf_internal_set},
+		{"google.golang.org/protobuf/internal/strs", metricsLib, &rec_google_golang_org_protobuf_internal_strs},
+		{"google.golang.org/protobuf/internal/version", metricsLib, &rec_google_golang_org_protobuf_internal_version},
+		{"google.golang.org/protobuf/proto", metricsLib, &rec_google_golang_org_protobuf_proto},
+		{"google.golang.org/protobuf/reflect/protoreflect", metricsLib, &rec_google_golang_org_protobuf_reflect_protoreflect},
+		{"google.golang.org/protobuf/reflect/protoregistry", metricsLib, &rec_google_golang_org_protobuf_reflect_protoregistry},
+		{"google.golang.org/protobuf/runtime/protoiface", metricsLib, &rec_google_golang_org_protobuf_runtime_protoiface},
+		{"google.golang.org/protobuf/runtime/protoimpl", metricsLib, &rec_google_golang_org_protobuf_runtime_protoimpl},
+		{"google.golang.org/protobuf/types/known/timestamppb", metricsLib, &rec_google_golang_org_protobuf_types_known_timestamppb},
 	}
 }
