@@ -24,7 +24,8 @@ type mode struct {
 	Sizes          []int         // growth sizes; the main tables use N=100
 	RestartSamples int           // kills at N=100
 	GrowthSamples  int           // kills at the other sizes (at most N)
-	StatusRuns     int           // status queries at N=100
+	StatusRuns     int           // status queries at N=100, back to back
+	SpacedRuns     int           // status queries at N=100 and above, spacedGap apart
 	Idle           time.Duration // idle CPU window
 	Crash          time.Duration // crash-loop window for counting starts
 	CrashExtra     time.Duration // further observation to see a give-up
@@ -35,13 +36,13 @@ type mode struct {
 
 func quickMode() mode {
 	return mode{Name: "quick", Sizes: []int{10, 100}, RestartSamples: 20, GrowthSamples: 5,
-		StatusRuns: 20, Idle: 10 * time.Second, Crash: 10 * time.Second, CrashExtra: 15 * time.Second,
+		StatusRuns: 20, SpacedRuns: 3, Idle: 10 * time.Second, Crash: 10 * time.Second, CrashExtra: 15 * time.Second,
 		Grace: 20 * time.Second, IgnoreN: 10, PacedSizeLanes: true}
 }
 
 func fullMode() mode {
 	return mode{Name: "full", Sizes: []int{10, 100, 1000}, RestartSamples: 50, GrowthSamples: 20,
-		StatusRuns: 20, Idle: 30 * time.Second, Crash: 30 * time.Second, CrashExtra: 30 * time.Second,
+		StatusRuns: 20, SpacedRuns: 7, Idle: 30 * time.Second, Crash: 30 * time.Second, CrashExtra: 30 * time.Second,
 		Grace: 30 * time.Second, IgnoreN: 100}
 }
 

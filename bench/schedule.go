@@ -176,6 +176,7 @@ func (h *harness) size(ctx context.Context, peers []string, n int) {
 		h.statusAt(ctx, in, n)
 		h.memoryAt(in, n)
 	}
+	h.spacedStatusAt(ctx, live, n)
 
 	if len(live) == 0 {
 		return
@@ -272,6 +273,42 @@ func (h *harness) statusAt(ctx context.Context, in *instance, n int) {
 		return
 	}
 	h.res.set(key, in.peer, secCell(median(seconds(st))))
+}
+
+// spacedGap separates the spaced status queries: longer than vigil's
+// sharing of one /proc pass between statuses (one second), so that each
+// query finds the supervisor as a query now and then would.
+const spacedGap = 1200 * time.Millisecond
+
+// spacedStatusAt times status queries each spacedGap after the last, for
+// every instance at once (the queries are short; the gaps dominate), at
+// N=100 and above.
+func (h *harness) spacedStatusAt(ctx context.Context, live []*instance, n int) {
+	if n < mainN {
+		return
+	}
+	key := fmt.Sprintf("status.spaced/%d", n)
+	var wg sync.WaitGroup
+	for _, in := range live {
+		wg.Go(func() {
+			var st []time.Duration
+			for range h.m.SpacedRuns {
+				select {
+				case <-time.After(spacedGap):
+				case <-ctx.Done():
+					return
+				}
+				d, err := in.statusTimes(ctx, 1)
+				if err != nil {
+					h.res.setErr(key, in.peer, err)
+					return
+				}
+				st = append(st, d...)
+			}
+			h.res.set(key, in.peer, secCell(median(seconds(st))))
+		})
+	}
+	wg.Wait()
 }
 
 func (h *harness) memoryAt(in *instance, n int) {
