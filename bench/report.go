@@ -197,7 +197,7 @@ func detailTables(m mode) []table {
 			Cols: []column{{"processes", "procs/" + n, false}, {"RSS", "rss/" + n, true}, {"PSS", "pss/" + n, true},
 				{"RSS per child", "rss.per/" + n, false}, {"PSS per child", "pss.per/" + n, false},
 				{"own supervisor, private", "priv.per/" + n, true}, {"root's PSS ÷ N", "root.share/" + n, true}}},
-		{Title: "Status query over all N=" + n, Note: fmt.Sprintf("Median wall time of %d runs of the status command back to back (a quarter of that above N=%d), and of %d runs each %s after the last (vigil shares one /proc pass between the statuses of one second: spaced queries each pay for a fresh one).", m.StatusRuns, mainN, m.SpacedRuns, spacedGap),
+		{Title: "Status query over all N=" + n, Note: fmt.Sprintf("Median wall time of %d runs of the status command back to back (a quarter of that above N=%d), and of %d runs each at least %s after the supervisor's last, the supervisors taking turns (vigil shares one /proc pass between the statuses of one second: spaced queries each pay for a fresh one).", m.StatusRuns, mainN, m.SpacedRuns, spacedGap),
 			Cols: []column{{"back to back", "status/" + n, true}, {"spaced", "status.spaced/" + n, true}}},
 		growth("Growth: start time", "start", true),
 		growth("Growth: supervisor CPU for the start", "startcpu", true),

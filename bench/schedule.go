@@ -280,35 +280,40 @@ func (h *harness) statusAt(ctx context.Context, in *instance, n int) {
 // query finds the supervisor as a query now and then would.
 const spacedGap = 1200 * time.Millisecond
 
-// spacedStatusAt times status queries each spacedGap after the last, for
-// every instance at once (the queries are short; the gaps dominate), at
-// N=100 and above.
+// spacedStatusAt times status queries each at least spacedGap after the
+// instance's last, at N=100 and above. The instances take turns, one query
+// at a time, so that no two queries meet.
 func (h *harness) spacedStatusAt(ctx context.Context, live []*instance, n int) {
-	if n < mainN {
+	if n < mainN || len(live) == 0 {
 		return
 	}
 	key := fmt.Sprintf("status.spaced/%d", n)
-	var wg sync.WaitGroup
-	for _, in := range live {
-		wg.Go(func() {
-			var st []time.Duration
-			for range h.m.SpacedRuns {
-				select {
-				case <-time.After(spacedGap):
-				case <-ctx.Done():
-					return
-				}
-				d, err := in.statusTimes(ctx, 1)
-				if err != nil {
-					h.res.setErr(key, in.peer, err)
-					return
-				}
-				st = append(st, d...)
+	times := make([][]time.Duration, len(live))
+	failed := make([]bool, len(live))
+	for range h.m.SpacedRuns {
+		for i, in := range live {
+			select {
+			case <-time.After(spacedGap / time.Duration(len(live))):
+			case <-ctx.Done():
+				return
 			}
-			h.res.set(key, in.peer, secCell(median(seconds(st))))
-		})
+			if failed[i] {
+				continue
+			}
+			d, err := in.statusTimes(ctx, 1)
+			if err != nil {
+				h.res.setErr(key, in.peer, err)
+				failed[i] = true
+				continue
+			}
+			times[i] = append(times[i], d...)
+		}
 	}
-	wg.Wait()
+	for i, in := range live {
+		if !failed[i] {
+			h.res.set(key, in.peer, secCell(median(seconds(times[i]))))
+		}
+	}
 }
 
 func (h *harness) memoryAt(in *instance, n int) {
