@@ -26,6 +26,7 @@ func TestMain(m *testing.M) {
 	}
 	vigilBin = filepath.Join(dir, "vigil")
 	build := exec.Command("go", "build", "-o", vigilBin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as the README builds it: static
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		panic(err)

@@ -96,41 +96,111 @@ func BenchmarkInitStart(b *testing.B) {
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
 }
 
-// BenchmarkInitIdleMemory starts 20 inits of a sleeping executable and
-// reports what each keeps once running: private memory (the pages only it
-// has: what an init really costs) and PSS (with its share of the binary),
-// in KiB, and its threads. The figures do not depend on the machine's
-// load; b.N only repeats the reading.
+// floorProgram is the least a Go process costs: one that waits on a
+// signal (it says so on stdout first). Beside it, an init's figures say
+// what the init adds.
+const floorProgram = `package main
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGTERM)
+	os.Stdout.WriteString("waiting\n")
+	<-c
+}
+`
+
+// BenchmarkInitIdleMemory starts 20 inits of a sleeping executable, and 20
+// of the floor program, and reports what each keeps once running: private
+// memory (the pages only it has: what an init really costs) and PSS (with
+// its share of the binary), in KiB, and its threads; floor-private-KiB is
+// the floor program's private memory. The figures do not depend on the
+// machine's load; b.N only repeats the reading.
 func BenchmarkInitIdleMemory(b *testing.B) {
 	const n = 20
 	dir := b.TempDir()
-	inits := make([]*benchInit, n)
-	for i := range inits {
-		inits[i] = startInit(b, dir, "/bin/sleep", "1000")
-	}
+	floor := buildFloor(b, dir)
+	var procs []*exec.Cmd
 	defer func() {
-		for _, it := range inits {
-			_ = it.cmd.Process.Signal(syscall.SIGTERM) // forwarded: sleep ends, then the init
-			it.end(b)
+		for _, p := range procs {
+			_ = p.Process.Signal(syscall.SIGTERM) // an init forwards it: sleep ends, then the init
+			_ = p.Wait()
 		}
 	}()
-	var private, pss, threads int
-	for b.Loop() {
-		private, pss, threads = 0, 0, 0
-		for _, it := range inits {
-			r, err := rollup(it.cmd.Process.Pid)
-			if err != nil {
-				b.Fatal(err)
-			}
-			private += r["Private_Dirty:"] + r["Private_Clean:"]
-			pss += r["Pss:"]
-			tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", it.cmd.Process.Pid))
-			threads += len(tasks)
+	for range n {
+		it := startInit(b, dir, "/bin/sleep", "1000")
+		defer it.ctrl.Close()
+		procs = append(procs, it.cmd)
+	}
+	for range n {
+		f := exec.Command(floor)
+		f.Env = []string{"GOMAXPROCS=1"} // as an init gets it
+		out, err := f.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Start(); err != nil {
+			b.Fatal(err)
+		}
+		procs = append(procs, f)
+		if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "waiting\n" {
+			b.Fatalf("the floor program said %q, %v", line, err)
 		}
 	}
-	b.ReportMetric(float64(private)/n, "private-KiB/init")
-	b.ReportMetric(float64(pss)/n, "PSS-KiB/init")
-	b.ReportMetric(float64(threads)/n, "threads/init")
+	var inits, floors memFigures
+	for b.Loop() {
+		inits, floors = measure(b, procs[:n]), measure(b, procs[n:])
+	}
+	b.ReportMetric(inits.private/n, "private-KiB/init")
+	b.ReportMetric(inits.pss/n, "PSS-KiB/init")
+	b.ReportMetric(inits.threads/n, "threads/init")
+	b.ReportMetric(floors.private/n, "floor-private-KiB")
+}
+
+// buildFloor builds floorProgram in dir and returns the binary.
+func buildFloor(b *testing.B, dir string) string {
+	b.Helper()
+	src := filepath.Join(dir, "floor")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte(floorProgram), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "go.mod"), []byte("module floor\n\ngo 1.26\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	bin := filepath.Join(dir, "floor.bin")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = src
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("build the floor program: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// memFigures are sums over processes: KiB, KiB, threads.
+type memFigures struct{ private, pss, threads float64 }
+
+func measure(b *testing.B, procs []*exec.Cmd) memFigures {
+	var m memFigures
+	for _, p := range procs {
+		r, err := rollup(p.Process.Pid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m.private += float64(r["Private_Dirty:"] + r["Private_Clean:"])
+		m.pss += float64(r["Pss:"])
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", p.Process.Pid))
+		m.threads += float64(len(tasks))
+	}
+	return m
 }
 
 // rollup reads /proc/PID/smaps_rollup's figures, in KiB, by field name.
