@@ -89,6 +89,7 @@ func moduleRoot() (string, error) {
 func goBuild(ctx context.Context, repo, out, pkg string) error {
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
 	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as the README builds vigil
 	var errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &errb, &errb
 	if err := cmd.Run(); err != nil {
