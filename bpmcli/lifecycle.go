@@ -65,7 +65,7 @@ func (c *cli) stop(t target, _ parsed) error {
 		return fmt.Errorf("failed to stop job-process: %w", err)
 	}
 	// With or without a daemon, an init found through the pid file (one a
-	// bpm start left running) is stopped too.
+	// bpm start left running) is stopped too, by the supervisor's own ladder.
 	it, err := proc.FindInit(c.layout, t.job, t.proc)
 	if err != nil {
 		if err := proc.RemoveStalePidFile(c.layout, t.job, t.proc); err != nil {
@@ -73,8 +73,9 @@ func (c *cli) stop(t target, _ parsed) error {
 		}
 		return nil
 	}
-	defer it.Close()
-	if err := it.Stop(c.shutdownSignal(t), supervise.Timing{}); err != nil {
+	it.Close()
+	err = proc.Stop(c.layout, t.job, t.proc, supervise.Timing{StopSignal: c.shutdownSignal(t)})
+	if err != nil && !errors.Is(err, proc.ErrNoInit) { // one that ended meanwhile is stopped
 		return fmt.Errorf("failed to stop job-process: %w", err)
 	}
 	return nil

@@ -4,12 +4,11 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/testroot"
 )
 
 // TestExecProbeRunsInsideTheSandbox: an exec probe runs in the process's
@@ -22,18 +21,9 @@ func TestExecProbeRunsInsideTheSandbox(t *testing.T) {
 	if _, err := exec.LookPath("nsenter"); err != nil {
 		t.Skip("entering a sandbox needs nsenter (util-linux)")
 	}
-	root, err := os.MkdirTemp("/run", "vigil-probe-") // not under /tmp: the sandbox has its own
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	os.Chmod(root, 0o755)
-	l, _ := boshpath.New(root)
-	write := func(job, yml string) {
-		p := l.BPMConfig(job)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(yml), 0o644)
-	}
+	r := testroot.New(t, "/run") // not under /tmp: the sandbox has its own
+	os.Chmod(r.Layout.Root(), 0o755)
+	l, write := r.Layout, r.Config
 	write("web", `processes:
 - name: web
   executable: /bin/sleep
@@ -44,8 +34,7 @@ func TestExecProbeRunsInsideTheSandbox(t *testing.T) {
       period: 50ms
 `)
 	write("other", "processes:\n- name: other\n  executable: /bin/sleep\n  args: [\"1000\"]\n")
-	self, _ := os.Executable()
-	d, err := New(Config{Layout: l, Init: self})
+	d, err := New(Config{Layout: l, Init: r.Self})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,11 +29,7 @@ func freePort(t *testing.T) int {
 }
 
 func (h *harness) write(rel, content string, mode os.FileMode) {
-	path := filepath.Join(h.layout.Root(), rel)
-	os.MkdirAll(filepath.Dir(path), 0o755)
-	if err := os.WriteFile(path, []byte(content), mode); err != nil {
-		h.t.Fatal(err)
-	}
+	h.root.Write(filepath.Join(h.layout.Root(), rel), content, mode)
 }
 
 type xmlStatus struct {

@@ -1,9 +1,9 @@
 package daemon
 
 import (
-	"os"
 	"testing"
 
+	"github.com/vigil-bosh/vigil/backend"
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/supervise"
 )
@@ -46,7 +46,7 @@ func TestUsageUnderAnInit(t *testing.T) {
 		{Job: "web", Process: "server", State: "running", PID: st.PID}, // no ExecPID
 		{Job: "web", Process: "down", State: "stopped"},
 	}
-	var usage UsageCache
+	var usage backend.UsageCache
 	if err := usage.Fill(ps); err != nil {
 		t.Fatal(err)
 	}
@@ -55,40 +55,5 @@ func TestUsageUnderAnInit(t *testing.T) {
 	}
 	if ps[1].Usage != nil {
 		t.Fatalf("a stopped process has usage %+v", ps[1].Usage)
-	}
-}
-
-// TestUsagePassShared: statuses within a pass's second share its figures,
-// descriptor counts included: nothing is read in /proc again for them.
-func TestUsagePassShared(t *testing.T) {
-	self := os.Getpid()
-	ps := func() []control.ProcessStatus {
-		return []control.ProcessStatus{{Job: "j", Process: "p", State: "running", PID: self, ExecPID: self}}
-	}
-	var usage UsageCache
-	first := ps()
-	if err := usage.Fill(first); err != nil || first[0].Usage == nil {
-		t.Fatalf("fill: %v, %+v", err, first[0].Usage)
-	}
-	// Open more descriptors: a fresh count would see them.
-	var files []*os.File
-	for range 5 {
-		f, err := os.Open(os.DevNull)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, f)
-	}
-	defer func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}()
-	second := ps()
-	if err := usage.Fill(second); err != nil {
-		t.Fatal(err)
-	}
-	if second[0].Usage.OpenFDs != first[0].Usage.OpenFDs {
-		t.Fatalf("the second status counted descriptors again: %d, then %d", first[0].Usage.OpenFDs, second[0].Usage.OpenFDs)
 	}
 }

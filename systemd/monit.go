@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/vigil-bosh/vigil/control"
-	"github.com/vigil-bosh/vigil/daemon"
 	"github.com/vigil-bosh/vigil/monitcompat"
 	"github.com/vigil-bosh/vigil/monitrc"
 )
@@ -28,13 +26,11 @@ func (d *Driver) serveMonit(ctx context.Context) (<-chan error, error) {
 	}
 	units := map[string]monitcompat.Unit{}
 	for _, s := range cfg.Services {
-		if id, ok := daemon.BPMShim(d.cfg.Layout, s.Start); ok && s.Type == monitrc.TypeProcess {
+		if id, ok := monitcompat.BPMShim(d.cfg.Layout, s.Start); ok && s.Type == monitrc.TypeProcess {
 			units[s.Name] = &driverUnit{d: d, job: id.Job, proc: id.Process}
 			continue
 		}
-		u := &fixedUnit{}
-		u.mon.Store(monitcompat.Monitored)
-		units[s.Name] = u
+		units[s.Name] = monitcompat.NewFlagUnit()
 		if s.Type == monitrc.TypeProcess {
 			d.log.Warn("monit check not supervised on the systemd back end", "service", s.Name)
 		}
@@ -125,21 +121,6 @@ func (u *driverUnit) Status() monitcompat.UnitStatus {
 		st.Uptime = now.Sub(ps.Since)
 	}
 	return st
-}
-
-// fixedUnit stands for a check this back end does not supervise: it keeps
-// the monitoring flag only.
-type fixedUnit struct{ mon atomic.Int32 }
-
-func (u *fixedUnit) Start(context.Context) error   { u.mon.Store(monitcompat.Monitored); return nil }
-func (u *fixedUnit) Stop(context.Context) error    { u.mon.Store(monitcompat.NotMonitored); return nil }
-func (u *fixedUnit) Monitor(context.Context) error { u.mon.Store(monitcompat.Monitored); return nil }
-func (u *fixedUnit) Unmonitor(context.Context) error {
-	u.mon.Store(monitcompat.NotMonitored)
-	return nil
-}
-func (u *fixedUnit) Status() monitcompat.UnitStatus {
-	return monitcompat.UnitStatus{Running: true, Monitor: int(u.mon.Load()), Collected: time.Now()}
 }
 
 // snapshot returns the latest known status of JOB/PROC.

@@ -40,6 +40,8 @@ var (
 	rec_github_com_prometheus_procfs_internal_fs initTask
 	//go:linkname rec_github_com_prometheus_procfs_internal_parsers github.com/prometheus/procfs/internal/parsers..inittask
 	rec_github_com_prometheus_procfs_internal_parsers initTask
+	//go:linkname rec_github_com_vigil_bosh_vigil_backend github.com/vigil-bosh/vigil/backend..inittask
+	rec_github_com_vigil_bosh_vigil_backend initTask
 	//go:linkname rec_github_com_vigil_bosh_vigil_boshpath github.com/vigil-bosh/vigil/boshpath..inittask
 	rec_github_com_vigil_bosh_vigil_boshpath initTask
 	//go:linkname rec_github_com_vigil_bosh_vigil_bpmcli github.com/vigil-bosh/vigil/bpmcli..inittask
@@ -66,6 +68,8 @@ var (
 	rec_github_com_vigil_bosh_vigil_metrics initTask
 	//go:linkname rec_github_com_vigil_bosh_vigil_monitcompat github.com/vigil-bosh/vigil/monitcompat..inittask
 	rec_github_com_vigil_bosh_vigil_monitcompat initTask
+	//go:linkname rec_github_com_vigil_bosh_vigil_monitext github.com/vigil-bosh/vigil/monitext..inittask
+	rec_github_com_vigil_bosh_vigil_monitext initTask
 	//go:linkname rec_github_com_vigil_bosh_vigil_monitrc github.com/vigil-bosh/vigil/monitrc..inittask
 	rec_github_com_vigil_bosh_vigil_monitrc initTask
 	//go:linkname rec_github_com_vigil_bosh_vigil_proc github.com/vigil-bosh/vigil/proc..inittask
@@ -163,6 +167,7 @@ func tasks() []task {
 		{"github.com/prometheus/procfs", metricsLib, &rec_github_com_prometheus_procfs},
 		{"github.com/prometheus/procfs/internal/fs", metricsLib, &rec_github_com_prometheus_procfs_internal_fs},
 		{"github.com/prometheus/procfs/internal/parsers", metricsLib, &rec_github_com_prometheus_procfs_internal_parsers},
+		{"github.com/vigil-bosh/vigil/backend", daemonSide, &rec_github_com_vigil_bosh_vigil_backend},
 		{"github.com/vigil-bosh/vigil/boshpath", daemonSide, &rec_github_com_vigil_bosh_vigil_boshpath},
 		{"github.com/vigil-bosh/vigil/bpmcli", daemonSide, &rec_github_com_vigil_bosh_vigil_bpmcli},
 		{"github.com/vigil-bosh/vigil/container", daemonSide, &rec_github_com_vigil_bosh_vigil_container},
@@ -176,6 +181,7 @@ func tasks() []task {
 		{"github.com/vigil-bosh/vigil/logtail", daemonSide, &rec_github_com_vigil_bosh_vigil_logtail},
 		{"github.com/vigil-bosh/vigil/metrics", metricsLib, &rec_github_com_vigil_bosh_vigil_metrics},
 		{"github.com/vigil-bosh/vigil/monitcompat", daemonSide, &rec_github_com_vigil_bosh_vigil_monitcompat},
+		{"github.com/vigil-bosh/vigil/monitext", daemonSide, &rec_github_com_vigil_bosh_vigil_monitext},
 		{"github.com/vigil-bosh/vigil/monitrc", daemonSide, &rec_github_com_vigil_bosh_vigil_monitrc},
 		{"github.com/vigil-bosh/vigil/proc", daemonSide, &rec_github_com_vigil_bosh_vigil_proc},
 		{"github.com/vigil-bosh/vigil/procstat", daemonSide, &rec_github_com_vigil_bosh_vigil_procstat},

@@ -1,4 +1,4 @@
-package daemon
+package monitext
 
 import (
 	"context"
@@ -16,17 +16,17 @@ import (
 // server the control files name.
 type alertState struct {
 	cur    atomic.Pointer[monitcompat.Alerter]
-	cancel context.CancelFunc // guarded by Daemon.mu
-	key    string             // the settings of cur; guarded by Daemon.mu
+	cancel context.CancelFunc // changed by Apply only
+	key    string             // the settings of cur; changed by Apply only
 
 	mu   sync.Mutex
 	last map[supervise.ID]supervise.Status
 }
 
 // setAlerter starts (or replaces, when the settings changed) the alerter
-// for cfg. Called with mu held.
-func (d *Daemon) setAlerter(cfg *monitrc.Config) {
-	a := &d.alerts
+// for cfg, sending until ctx is done.
+func (x *Extension) setAlerter(ctx context.Context, cfg *monitrc.Config) {
+	a := &x.alerts
 	key := ""
 	if cfg.MailServer != nil && len(cfg.Alerts) > 0 {
 		key = monitcompat.MailServerAddr(cfg.MailServer.Host, cfg.MailServer.Port) + " " + strings.Join(cfg.Alerts, ",")
@@ -44,33 +44,33 @@ func (d *Daemon) setAlerter(cfg *monitrc.Config) {
 		return
 	}
 	al := monitcompat.NewAlerter(monitcompat.AlertConfig{
-		Dir:    filepath.Join(d.cfg.Layout.VigilRunDir(), "alerts"),
+		Dir:    filepath.Join(x.host.Layout.VigilRunDir(), "alerts"),
 		Server: monitcompat.MailServerAddr(cfg.MailServer.Host, cfg.MailServer.Port),
 		To:     cfg.Alerts, Hostname: hostname(), Timeout: cfg.MailServer.Timeout,
 	})
-	ctx, cancel := context.WithCancel(d.monitCtx)
+	ctx, cancel := context.WithCancel(ctx)
 	a.cancel = cancel
 	go al.Run(ctx)
 	a.cur.Store(al)
 }
 
-// monitEvent runs on a supervisor's goroutine after each change: an exit
+// alert runs on a supervisor's goroutine after each change: an exit
 // of a supervised service is monit's "Does not exist" (or the failed test's
 // event when a test restarted it), a start given up on its "Execution
 // failed", a test with an alert action failing "Connection failed" or
 // "Resource limit matched" and passing again the matching "succeeded". It
 // never blocks.
-func (d *Daemon) monitEvent(st supervise.Status) {
-	al := d.alerts.cur.Load()
-	cur := d.cur.Load()
-	if al == nil || cur == nil || cur.monit == nil {
+func (x *Extension) alert(st supervise.Status) {
+	al := x.alerts.cur.Load()
+	cur := x.cur.Load()
+	if al == nil || cur == nil {
 		return
 	}
-	name := cur.monit.serviceOf(st.ID)
+	name := cur.serviceOf(st.ID)
 	if name == "" {
 		return
 	}
-	a := &d.alerts
+	a := &x.alerts
 	a.mu.Lock()
 	if a.last == nil {
 		a.last = map[supervise.ID]supervise.Status{}
@@ -120,7 +120,7 @@ func failing(st supervise.Status, role supervise.ProbeRole) (supervise.ProbeResu
 // testEvent is monit's event for a test that failed (or succeeded again),
 // told apart by the message of the failed check.
 func testEvent(msg string, failed bool) string {
-	resource := strings.Contains(msg, ResourceFailure)
+	resource := strings.Contains(msg, monitcompat.ResourceFailure)
 	switch {
 	case resource && failed:
 		return "Resource limit matched"

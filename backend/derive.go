@@ -1,4 +1,4 @@
-package daemon
+package backend
 
 import (
 	"fmt"
@@ -10,7 +10,8 @@ import (
 
 // tracked is what the event derivation remembers of one process.
 type tracked struct {
-	last supervise.Status // the status events were last derived from
+	last control.ProcessStatus // the status events were last derived from
+	inst int                   // the instance it described
 	// upRestarts is the restart count when an instance last came up: a
 	// higher count at the next one means an automatic restart.
 	upRestarts int
@@ -20,16 +21,18 @@ type tracked struct {
 }
 
 // derive is the pure event derivation: from what is remembered of a
-// process and its new status at now, the events that happened in between,
-// in order (the exit first), and what to remember next. A supervisor
-// publishes every change, so only changes within one step are collapsed
-// (an exit and the immediate respawn show as one status).
-func derive(t tracked, cur supervise.Status, now time.Time) (tracked, []control.Event) {
+// process and its new status at now (of instance inst: a number that grows
+// with each new instance of the process), the events that happened in
+// between, in order (the exit first), and what to remember next. A back
+// end publishes every change it sees, so only changes within one step are
+// collapsed (an exit and the immediate respawn show as one status).
+func derive(t tracked, cur control.ProcessStatus, inst int, now time.Time) (tracked, []control.Event) {
 	prev := t.last
 	// First sight, or a new supervisor for the same name (after a reload):
 	// restarts counted before are not this one's.
-	if prev.ID == (supervise.ID{}) || cur.Gen < prev.Gen {
-		t, prev = tracked{upRestarts: cur.Restarts}, supervise.Status{ID: cur.ID}
+	if prev.Job == "" && prev.Process == "" || inst < t.inst {
+		t = tracked{upRestarts: cur.Restarts}
+		prev = control.ProcessStatus{Job: cur.Job, Process: cur.Process, State: supervise.Stopped.String()}
 	}
 	t.last = cur
 	var out []control.Event
@@ -38,15 +41,17 @@ func derive(t tracked, cur supervise.Status, now time.Time) (tracked, []control.
 			PID: pid, Restarts: cur.Restarts, Message: msg})
 		return &out[len(out)-1]
 	}
+	state, was := stateOf(cur), stateOf(prev)
 
 	if e := cur.LastExit; e != nil && (prev.LastExit == nil || *e != *prev.LastExit) {
 		kind := control.EventExited
 		if e.OOM {
 			kind = control.EventOOMKilled
 		}
-		ev := add(kind, e.String(), prev.PID)
-		ev.Exit = processStatus(supervise.Status{LastExit: e}).LastExit
-		if cur.WantUp && (cur.State == supervise.Starting || cur.State == supervise.Backoff) {
+		ev := add(kind, e.Description, prev.PID)
+		exit := *e
+		ev.Exit = &exit
+		if cur.Wanted == "up" && (state == supervise.Starting || state == supervise.Backoff) {
 			t.downAt = now
 		}
 	}
@@ -57,9 +62,10 @@ func derive(t tracked, cur supervise.Status, now time.Time) (tracked, []control.
 			add(control.EventMonitored, "supervised again", cur.PID)
 		}
 	}
-	newInstance := cur.Gen != prev.Gen
-	if cur.State != prev.State || newInstance {
-		switch cur.State {
+	newInstance := inst != t.inst
+	t.inst = inst
+	if state != was || newInstance {
+		switch state {
 		case supervise.Running:
 			if cur.Restarts > t.upRestarts {
 				ev := add(control.EventRestarted, fmt.Sprintf("restart %d", cur.Restarts), cur.PID)
@@ -75,7 +81,7 @@ func derive(t tracked, cur supervise.Status, now time.Time) (tracked, []control.
 		case supervise.Stopping:
 			add(control.EventStopping, "", cur.PID)
 		case supervise.Stopped:
-			if prev.State != supervise.Stopped {
+			if was != supervise.Stopped {
 				add(control.EventStopped, "", 0)
 			}
 			t.downAt = time.Time{}
@@ -86,32 +92,49 @@ func derive(t tracked, cur supervise.Status, now time.Time) (tracked, []control.
 	}
 	out = append(out, probeEvents(prev, cur, now)...)
 	// Health and readiness within one running instance (its start says the rest).
-	if cur.State == supervise.Running && prev.State == supervise.Running && !newInstance {
-		if cur.Health != prev.Health {
-			switch cur.Health {
-			case "healthy":
-				add(control.EventHealthy, "", cur.PID)
-			case "unhealthy":
-				add(control.EventUnhealthy, "", cur.PID)
-			}
-		}
-		if cur.Ready != prev.Ready {
-			if cur.Ready {
-				add(control.EventReady, "", cur.PID)
-			} else {
-				add(control.EventNotReady, "", cur.PID)
-			}
-		}
+	if state == supervise.Running && was == supervise.Running && !newInstance {
+		out = append(out, healthEvents(prev, cur, now)...)
 	}
 	return t, out
 }
 
+// stateOf is the state a status names (Stopped when it names none).
+func stateOf(ps control.ProcessStatus) supervise.State {
+	s, _ := supervise.ParseState(ps.State)
+	return s
+}
+
+// healthEvents reports a change of health or readiness.
+func healthEvents(prev, cur control.ProcessStatus, now time.Time) []control.Event {
+	var kinds []string
+	if cur.Health != prev.Health {
+		switch cur.Health {
+		case "healthy":
+			kinds = append(kinds, control.EventHealthy)
+		case "unhealthy":
+			kinds = append(kinds, control.EventUnhealthy)
+		}
+	}
+	if cur.Ready != prev.Ready {
+		if cur.Ready {
+			kinds = append(kinds, control.EventReady)
+		} else {
+			kinds = append(kinds, control.EventNotReady)
+		}
+	}
+	out := make([]control.Event, len(kinds))
+	for i, k := range kinds {
+		out[i] = control.Event{Time: now, Job: cur.Job, Process: cur.Process, Kind: k, PID: cur.PID, Restarts: cur.Restarts}
+	}
+	return out
+}
+
 // probeEvents reports each probe whose latest result turned from passing
 // (or none) to failing, or back.
-func probeEvents(prev, cur supervise.Status, now time.Time) []control.Event {
+func probeEvents(prev, cur control.ProcessStatus, now time.Time) []control.Event {
 	var out []control.Event
 	for _, r := range cur.Probes {
-		var was *supervise.ProbeResult
+		var was *control.ProbeResult
 		for i := range prev.Probes {
 			if prev.Probes[i].Role == r.Role {
 				was = &prev.Probes[i]
@@ -135,9 +158,9 @@ func probeEvents(prev, cur supervise.Status, now time.Time) []control.Event {
 	return out
 }
 
-func gaveUpWhy(st supervise.Status) string {
+func gaveUpWhy(st control.ProcessStatus) string {
 	if st.LastExit == nil {
 		return "failed"
 	}
-	return "not restarted (last exit: " + st.LastExit.String() + ")"
+	return "not restarted (last exit: " + st.LastExit.Description + ")"
 }

@@ -1,4 +1,4 @@
-package daemon
+package backend
 
 import (
 	"fmt"
@@ -68,6 +68,29 @@ func (c *UsageCache) openFDs(snap *procstat.Snapshot, pid int) int {
 		c.fds[pid] = n
 	}
 	return n
+}
+
+// Memory is what a process and its tree hold, as monit reports it.
+type Memory struct {
+	OwnBytes, TreeBytes int64 // resident memory of the process, and of it with its descendants
+	Children            int   // its descendants
+	TotalBytes          int64 // the machine's memory; 0 when unreadable
+}
+
+// Memory reads pid's memory from the shared pass; false when pid is not
+// in it (it has ended).
+func (c *UsageCache) Memory(pid int) (Memory, bool) {
+	snap, err := c.get([]int{pid})
+	if err != nil {
+		return Memory{}, false
+	}
+	own, ok := snap.Stat(pid)
+	if !ok {
+		return Memory{}, false
+	}
+	tree := snap.Tree(pid)
+	return Memory{OwnBytes: own.RSSBytes, TreeBytes: tree.RSSBytes, Children: tree.Processes - 1,
+		TotalBytes: c.memTotal()}, true
 }
 
 // Fill sets the Usage of every process in ps whose executable runs (its

@@ -1,9 +1,7 @@
-package daemon
+package backend
 
 import (
 	"context"
-	"os/exec"
-	"time"
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/health"
@@ -12,9 +10,21 @@ import (
 	"github.com/vigil-bosh/vigil/supervise"
 )
 
-// ProbesOf turns a process's health key into a supervisor's probes; the
-// systemd back end's `vigil exec` builds the same ones. An
-// exec probe runs with the process's environment and working directory, and
+// Supervision is how a bpm process is supervised, the same on both back
+// ends: base (the back end's stop ladder and restart policy) with the
+// process's shutdown signal, its restart key laid over the policy, its
+// notification, and its probes. enter gives the way into the process's
+// isolation for exec probes (proc.Runner.Enter).
+func Supervision(p job.Process, l boshpath.Layout, base supervise.Timing, enter func() []string) (supervise.Timing, []supervise.Probe) {
+	t := base
+	t.StopSignal = p.ShutdownSignal
+	t.Restart = RestartPolicy(t.Restart, p.Restart)
+	t.Health.Notify = p.Health.Notify != ""
+	return t, ProbesOf(p, l, enter) // supervise.New derives the thresholds from them
+}
+
+// ProbesOf turns a process's health key into a supervisor's probes. An exec
+// probe runs with the process's environment and working directory, and
 // inside its isolation when it has one (enter gives the way in).
 func ProbesOf(p job.Process, l boshpath.Layout, enter func() []string) []supervise.Probe {
 	var out []supervise.Probe
@@ -98,30 +108,4 @@ func RestartPolicy(base restart.Policy, r job.RestartSpec) restart.Policy {
 		}
 	}
 	return p
-}
-
-// limitExec returns the OnLimit hook that runs argv without blocking the
-// supervisor; the command is bounded by a minute and by the daemon's life
-// (Run kills what still runs at its end and waits for it).
-func (d *Daemon) limitExec(id supervise.ID, argv []string, env []string) func() {
-	if len(argv) == 0 {
-		return nil
-	}
-	return func() {
-		d.log.Warn("restart limit reached: running its command", "process", id.String(), "command", argv[0])
-		ctx, cancel := context.WithTimeout(d.treeCtx, time.Minute)
-		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-		cmd.Env = env
-		if err := cmd.Start(); err != nil {
-			cancel()
-			d.log.Error("restart limit command", "process", id.String(), "err", err)
-			return
-		}
-		d.commands.Go(func() {
-			defer cancel()
-			if err := cmd.Wait(); err != nil {
-				d.log.Error("restart limit command", "process", id.String(), "err", err)
-			}
-		})
-	}
 }

@@ -1,4 +1,4 @@
-package daemon
+package monitext
 
 import (
 	"context"
@@ -17,19 +17,12 @@ import (
 // defaultCycle is monit's polling interval when `set daemon` is missing.
 const defaultCycle = 30 * time.Second
 
-// ResourceFailure starts the message of a failed resource test, so that the
-// monit status reports it as a resource event rather than a connection one.
-const ResourceFailure = "resource limit matched: "
-
 // withMonitTests lays the tests of the monit service that id runs as onto
 // cfg: `if failed port|unixsocket` and `if totalmem|memory > N` become
 // probes checked every cycle (restart: liveness; alert: readiness; exec:
 // readiness whose failures run the program), and `if N restarts within M
 // cycles` becomes the restart limit.
-func (d *Daemon) withMonitTests(m *monitLoad, id supervise.ID, cfg *supervise.Config) {
-	if m == nil {
-		return
-	}
+func (x *Extension) withTests(m *load, id supervise.ID, cfg *supervise.Config) {
 	s, ok := m.cfg.Lookup(m.serviceOf(id))
 	if !ok {
 		return
@@ -52,15 +45,15 @@ func (d *Daemon) withMonitTests(m *monitLoad, id supervise.ID, cfg *supervise.Co
 				lim.Then = restart.Exec
 				if t.Action.Exec != nil {
 					lim.Exec = t.Action.Exec.Argv
-					cfg.OnLimit = d.limitExec(id, lim.Exec, nil)
+					cfg.OnLimit = x.host.Command(id, lim.Exec, nil)
 				}
 			}
 			cfg.Timing.Restart.Limit = lim
 			continue
 		}
-		c := monitCheck{test: t, sup: d.supervisorOf(id), stats: d.procStats}
+		c := monitCheck{test: t, sup: x.pidOf(id), stats: x.stats}
 		if t.Action.Kind == monitrc.ActExec && t.Action.Exec != nil {
-			c.exec = d.limitExec(id, t.Action.Exec.Argv, nil)
+			c.exec = x.host.Command(id, t.Action.Exec.Argv, nil)
 		}
 		if t.Action.Kind == monitrc.ActRestart {
 			restartChecks = append(restartChecks, c)
@@ -76,12 +69,11 @@ func (d *Daemon) withMonitTests(m *monitLoad, id supervise.ID, cfg *supervise.Co
 	}
 }
 
-// supervisorOf returns a function that finds id's current pid, for the
-// resource tests (the supervisor does not exist yet when the probes are
-// built).
-func (d *Daemon) supervisorOf(id supervise.ID) func() int {
+// pidOf returns a function that finds id's current pid, for the resource
+// tests (the supervisor does not exist yet when the probes are built).
+func (x *Extension) pidOf(id supervise.ID) func() int {
 	return func() int {
-		if s, ok := d.tree.Get(id); ok {
+		if s, ok := x.host.Supervisor(id); ok {
 			st := s.Status()
 			if st.ExecPID != 0 {
 				return st.ExecPID
@@ -98,7 +90,7 @@ func (d *Daemon) supervisorOf(id supervise.ID) func() int {
 type monitCheck struct {
 	test  monitrc.Test
 	sup   func() int
-	stats func(pid int, st *monitcompat.UnitStatus) // the daemon's procStats
+	stats func(pid int, st *monitcompat.UnitStatus) // the extension's stats
 	exec  func()
 	fails *atomic.Int32
 }
@@ -144,7 +136,7 @@ func (c monitCheck) resource() (bool, string) {
 		val = st.MemPct
 	}
 	if compare(val, c.test.Operator, c.test.Limit) {
-		return false, fmt.Sprintf("%s%s %s %g (is %g)", ResourceFailure, c.test.Resource, c.test.Operator, c.test.Limit, val)
+		return false, fmt.Sprintf("%s%s %s %g (is %g)", monitcompat.ResourceFailure, c.test.Resource, c.test.Operator, c.test.Limit, val)
 	}
 	return true, fmt.Sprintf("%s %g", c.test.Resource, val)
 }

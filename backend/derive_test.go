@@ -1,4 +1,4 @@
-package daemon
+package backend
 
 import (
 	"slices"
@@ -99,7 +99,7 @@ func TestDerive(t *testing.T) {
 			{st(supervise.Stopped, 1, 0, unmonitored, exit(1, 0, false, 1)), []string{"exited", "stopped"}},
 			{st(supervise.Starting, 2, 0, exit(1, 0, false, 1)), []string{"monitored"}},
 		}},
-		{name: "a new supervisor after a reload", from: tracked{last: st(supervise.Stopped, 7, 6), upRestarts: 6},
+		{name: "a new supervisor after a reload", from: tracked{last: ProcessStatus(st(supervise.Stopped, 7, 6)), inst: 7, upRestarts: 6},
 			steps: []step{
 				{supervise.Status{ID: id}, nil},
 				{st(supervise.Running, 1, 0), []string{"started"}},
@@ -109,7 +109,7 @@ func TestDerive(t *testing.T) {
 			tr := c.from
 			for i, s := range c.steps {
 				var evs []control.Event
-				tr, evs = derive(tr, s.st, t0.Add(time.Duration(i)*time.Second))
+				tr, evs = derive(tr, ProcessStatus(s.st), s.st.Gen, t0.Add(time.Duration(i)*time.Second))
 				var kinds []string
 				for _, ev := range evs {
 					kinds = append(kinds, ev.Kind)
@@ -130,23 +130,23 @@ func TestDeriveDetails(t *testing.T) {
 	t0 := time.Now()
 	id := supervise.ID{Job: "web", Process: "server"}
 	running := supervise.Status{ID: id, State: supervise.Running, WantUp: true, Gen: 1, PID: 41}
-	tr, _ := derive(tracked{}, running, t0)
+	tr, _ := derive(tracked{}, ProcessStatus(running), running.Gen, t0)
 	crashed := supervise.Status{ID: id, State: supervise.Starting, WantUp: true, Gen: 2, PID: 42, Restarts: 1,
 		LastExit: &supervise.Exit{Code: 3, At: t0}}
-	tr, evs := derive(tr, crashed, t0.Add(time.Millisecond))
+	tr, evs := derive(tr, ProcessStatus(crashed), crashed.Gen, t0.Add(time.Millisecond))
 	if len(evs) != 1 || evs[0].PID != 41 || evs[0].Exit == nil || evs[0].Exit.Code != 3 ||
 		evs[0].Message != "exited with code 3" || evs[0].Restarts != 1 {
 		t.Fatalf("exit event %+v", evs)
 	}
 	up := crashed
 	up.State = supervise.Running
-	_, evs = derive(tr, up, t0.Add(6*time.Millisecond))
+	_, evs = derive(tr, ProcessStatus(up), up.Gen, t0.Add(6*time.Millisecond))
 	if len(evs) != 1 || evs[0].Kind != control.EventRestarted || evs[0].PID != 42 ||
 		evs[0].DownSeconds < 0.0049 || evs[0].DownSeconds > 0.0051 {
 		t.Fatalf("restart event %+v", evs)
 	}
 	failed := supervise.Status{ID: id, State: supervise.Failed, Gen: 1, LastExit: &supervise.Exit{Signal: syscall.SIGKILL, OOM: true}}
-	_, evs = derive(tr, failed, t0)
+	_, evs = derive(tr, ProcessStatus(failed), failed.Gen, t0)
 	if len(evs) != 2 || evs[0].Exit == nil || !evs[0].Exit.OOM || evs[0].Exit.Signal != "SIGKILL" ||
 		!strings.Contains(evs[1].Message, "OOM") {
 		t.Fatalf("oom events %+v", evs)
