@@ -8,10 +8,11 @@
 //
 // Linked into cmd/vigil, pkginit's own initialisation runs before those
 // packages' (the language orders package initialisation by import path
-// among the packages whose imports are done; pkginit imports only os and
-// errors, which every one of those packages waits for too). It classifies
-// the process from its arguments and marks the initialisation of each package the process cannot use as
-// done, so the runtime skips it:
+// among the packages whose imports are done; pkginit imports only the
+// runtime, os and errors, which every one of those packages waits for
+// too, and a test checks the order). It classifies the process from its
+// arguments and marks the initialisation of each package the process
+// cannot use as done, so that the runtime skips it:
 //
 //   - "vigil init" (the per-process init and its sandbox helper): every
 //     package of the module graph outside procinit's own imports;
