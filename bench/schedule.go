@@ -38,7 +38,7 @@ func (h *harness) run(ctx context.Context) {
 		switch {
 		case isPaced(p) && h.m.PacedSizeLanes:
 			for _, n := range h.m.Sizes {
-				lanes.Go(func() { h.size(ctx, []string{p}, n) })
+				lanes.Go(func() { h.size(ctx, []string{p}, n, h.m.Idle) })
 			}
 		case isPaced(p):
 			lanes.Go(func() { h.lane(ctx, []string{p}) })
@@ -54,12 +54,25 @@ func (h *harness) run(ctx context.Context) {
 	bg.Wait()
 }
 
+// alone is the size from which the supervisors of a lane run one at a
+// time: at N=1000, seven supervisors' children and per-process supervisors
+// (Go programs of a few threads each, vigil's inits of about seven) would
+// need more pids than the kernel's default pid_max (32768) holds. Each
+// then has an idle window of a third of the usual length.
+const alone = 1000
+
 func (h *harness) lane(ctx context.Context, peers []string) {
 	for _, n := range h.m.Sizes {
-		if ctx.Err() != nil {
-			return
+		if n < alone {
+			h.size(ctx, peers, n, h.m.Idle)
+			continue
 		}
-		h.size(ctx, peers, n)
+		for _, p := range peers {
+			if ctx.Err() != nil {
+				return
+			}
+			h.size(ctx, []string{p}, n, h.m.Idle/3)
+		}
 	}
 }
 
@@ -156,9 +169,9 @@ func (h *harness) ignorerTest(ctx context.Context, p string, b barrier) {
 // size runs the foreground tests of one lane at one N: starts one at a
 // time (a start is a burst of CPU), restart tests side by side (mostly
 // waiting on jitter and on the supervisors' timers), status queries one at
-// a time, memory, one shared idle window, and at N=100 the stop-all tests
-// one at a time.
-func (h *harness) size(ctx context.Context, peers []string, n int) {
+// a time, memory, one shared idle window of length idle, and at N=100 the
+// stop-all tests one at a time.
+func (h *harness) size(ctx context.Context, peers []string, n int, idle time.Duration) {
 	lane := strings.Join(peers, ",")
 	h.logf("[%s] N=%d: start, restart, status and memory tests", lane, n)
 	var live []*instance
@@ -181,8 +194,8 @@ func (h *harness) size(ctx context.Context, peers []string, n int) {
 	if len(live) == 0 {
 		return
 	}
-	h.logf("[%s] N=%d: idle CPU window of %s", lane, n, h.m.Idle)
-	cpu, errs := idleCPU(ctx, live, h.m.Idle)
+	h.logf("[%s] N=%d: idle CPU window of %s", lane, n, idle)
+	cpu, errs := idleCPU(ctx, live, idle)
 	for i, in := range live {
 		key := fmt.Sprintf("cpu/%d", n)
 		if errs[i] != nil {
