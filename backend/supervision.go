@@ -2,6 +2,7 @@ package backend
 
 import (
 	"context"
+	"os/exec"
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/health"
@@ -13,20 +14,20 @@ import (
 // Supervision is how a bpm process is supervised, the same on both back
 // ends: base (the back end's stop ladder and restart policy) with the
 // process's shutdown signal, its restart key laid over the policy, its
-// notification, and its probes. enter gives the way into the process's
-// isolation for exec probes (proc.Runner.Enter).
-func Supervision(p job.Process, l boshpath.Layout, base supervise.Timing, enter func() []string) (supervise.Timing, []supervise.Probe) {
+// notification, and its probes. start starts an exec probe's command
+// inside the process's isolation (proc.Runner.StartInside).
+func Supervision(p job.Process, l boshpath.Layout, base supervise.Timing, start func(*exec.Cmd) error) (supervise.Timing, []supervise.Probe) {
 	t := base
 	t.StopSignal = p.ShutdownSignal
 	t.Restart = RestartPolicy(t.Restart, p.Restart)
 	t.Health.Notify = p.Health.Notify != ""
-	return t, ProbesOf(p, l, enter) // supervise.New derives the thresholds from them
+	return t, ProbesOf(p, l, start) // supervise.New derives the thresholds from them
 }
 
 // ProbesOf turns a process's health key into a supervisor's probes. An exec
 // probe runs with the process's environment and working directory, and
-// inside its isolation when it has one (enter gives the way in).
-func ProbesOf(p job.Process, l boshpath.Layout, enter func() []string) []supervise.Probe {
+// inside its isolation when it has one (start starts it there).
+func ProbesOf(p job.Process, l boshpath.Layout, start func(*exec.Cmd) error) []supervise.Probe {
 	var out []supervise.Probe
 	roles := []struct {
 		role supervise.ProbeRole
@@ -38,7 +39,7 @@ func ProbesOf(p job.Process, l boshpath.Layout, enter func() []string) []supervi
 		}
 		hp := healthProbe(r.spec, p, l)
 		if hp.Exec != nil {
-			hp.Exec.Enter = enter
+			hp.Exec.Start = start
 		}
 		timeout := r.spec.Timeout
 		out = append(out, supervise.Probe{

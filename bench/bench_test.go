@@ -155,13 +155,13 @@ func TestSpecAndConfigs(t *testing.T) {
 	if got, want := runScript(s, 0), "#!/bin/sh\nexec env -i 'BENCH_REPORT=/d/r.sock' '/bin/child'\n"; got != want {
 		t.Errorf("runScript = %q, want %q", got, want)
 	}
-	y := bpmYAML(spec{N: 1, Child: "/bin/child", Report: "/d/r.sock", Variant: crashLoop}, "/bin/child", false)
+	y := bpmYAML(spec{N: 1, Child: "/bin/child", Report: "/d/r.sock", Variant: crashLoop}, "/bin/child", false, "")
 	want := "processes:\n- name: p0001\n  executable: \"/bin/child\"\n  env:\n    BENCH_REPORT: \"/d/r.sock\"\n    BENCH_EXIT: \"1\"\n"
 	if y != want {
 		t.Errorf("bpmYAML = %q, want %q", y, want)
 	}
-	y = bpmYAML(spec{N: 1, Report: "/r/data/bench/r.sock"}, "/r/packages/bench/bin/child", true)
-	want = "processes:\n- name: p0001\n  executable: \"/r/packages/bench/bin/child\"\n  ephemeral_disk: true\n  env:\n    BENCH_REPORT: \"/r/data/bench/r.sock\"\n"
+	y = bpmYAML(spec{N: 1, Report: "/r/data/bench/r.sock"}, "/r/packages/bench/bin/child", true, "nobody")
+	want = "processes:\n- name: p0001\n  executable: \"/r/packages/bench/bin/child\"\n  ephemeral_disk: true\n  user: nobody\n  env:\n    BENCH_REPORT: \"/r/data/bench/r.sock\"\n"
 	if y != want {
 		t.Errorf("isolated bpmYAML = %q, want %q", y, want)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -34,14 +35,17 @@ func isVigil(p string) bool { return p == "vigil" || p == vigilIsolated }
 // bpmYAML renders the job's bpm.yml for children running exe: the env map
 // is the child's whole environment. With disk, each process has its
 // ephemeral disk (ROOT/data/JOB, where the isolated children find the
-// report socket).
-func bpmYAML(s spec, exe string, disk bool) string {
+// report socket); a user, if given, is vigil's user key.
+func bpmYAML(s spec, exe string, disk bool, user string) string {
 	var b strings.Builder
 	b.WriteString("processes:\n")
 	for i := range s.N {
 		fmt.Fprintf(&b, "- name: %s\n  executable: %s\n", s.name(i), strconv.Quote(exe))
 		if disk {
 			b.WriteString("  ephemeral_disk: true\n")
+		}
+		if user != "" {
+			fmt.Fprintf(&b, "  user: %s\n", user)
 		}
 		b.WriteString("  env:\n")
 		for _, kv := range s.env(i) {
@@ -84,7 +88,19 @@ func (d *vigilDriver) Setup(s spec) error {
 			return fmt.Errorf("data dir: %w", err)
 		}
 	}
-	return writeFile(filepath.Join(d.root, "jobs", vigilJob, "config", "bpm.yml"), bpmYAML(s, exe, d.isolated), 0o644)
+	return writeFile(filepath.Join(d.root, "jobs", vigilJob, "config", "bpm.yml"), bpmYAML(s, exe, d.isolated, d.user()), 0o644)
+}
+
+// user is the identity of isolated processes: bpm's vcap where it exists,
+// else nobody (vigil refuses to start a process whose user is missing).
+func (d *vigilDriver) user() string {
+	if !d.isolated {
+		return ""
+	}
+	if _, err := user.Lookup("vcap"); err == nil {
+		return ""
+	}
+	return "nobody"
 }
 
 // Command runs the daemon; without isolated, with isolation off (the

@@ -112,11 +112,30 @@ func (l Layout) ExitFile(job, proc string) string {
 	return filepath.Join(l.VigilRunDir(), "exit", job, proc+".json")
 }
 
+// InitRecord is where the starter of a process's init records which
+// process the init is (pid, start time, executable), for whoever finds the
+// init through its pid file later: ROOT/sys/run/vigil/init/JOB/PROC.json,
+// in a directory only root writes.
+func (l Layout) InitRecord(job, proc string) string {
+	return filepath.Join(l.VigilRunDir(), "init", job, proc+".json")
+}
+
 // ControlSocket is the daemon's control API socket.
 func (l Layout) ControlSocket() string { return filepath.Join(l.VigilRunDir(), "vigil.sock") }
 
 // VigilLogDir is ROOT/sys/log/vigil, where the daemon writes its own log.
 func (l Layout) VigilLogDir() string { return filepath.Join(l.root, "sys", "log", "vigil") }
+
+// Inside is where p, a path at or below the root, is seen inside a
+// process's sandbox: the same place below DefaultRoot, where bpm mounts the
+// job's directories whatever the root. Other paths come back as they are.
+func (l Layout) Inside(p string) string {
+	rel, err := filepath.Rel(l.root, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(os.PathSeparator)) {
+		return p
+	}
+	return filepath.Join(DefaultRoot, rel)
+}
 
 // Contains reports whether p lies strictly below the root.
 func (l Layout) Contains(p string) bool {

@@ -24,6 +24,10 @@ import (
 	"github.com/vigil-bosh/vigil/supervise"
 )
 
+// testVersion is the version the tests' vigil binary is stamped with, as
+// the BOSH release's packaging stamps its own.
+const testVersion = "0.0.0-test"
+
 // binDir holds the vigil binary built for the tests and a "bpm" symlink to
 // it. It is set once by TestMain, before any test runs.
 var binDir string
@@ -45,7 +49,7 @@ func buildAndRun(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "vigil"), "./cmd/vigil")
+	build := exec.Command("go", "build", "-ldflags", "-X main.version="+testVersion, "-o", filepath.Join(dir, "vigil"), "./cmd/vigil")
 	build.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build vigil: %v\n%s", err, out)
@@ -105,6 +109,15 @@ func (r *root) errand(name, body string) string {
 }
 
 func (r *root) write(path, content string, mode os.FileMode) { r.tr.Write(path, content, mode) }
+
+func (r *root) read(path string) string {
+	r.t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return string(b)
+}
 
 // result is how a command ended.
 type result struct {

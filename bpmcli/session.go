@@ -12,6 +12,7 @@ import (
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/regfile"
 	"github.com/vigil-bosh/vigil/job"
 	"github.com/vigil-bosh/vigil/proc"
 )
@@ -72,7 +73,7 @@ func (c *cli) lock(t target) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create lock directory: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+	f, err := regfile.Open(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open lock: %w", err)
 	}
@@ -130,9 +131,16 @@ func (c *cli) loadProcess(t target) (job.Process, error) {
 	}
 	p, ok := j.Process(t.proc)
 	if !ok {
-		return job.Process{}, fmt.Errorf("process %q not present in job configuration (%s)", t.proc, j.ConfigPath)
+		return job.Process{}, &notPresentError{proc: t.proc, config: j.ConfigPath}
 	}
 	return p, nil
+}
+
+// notPresentError is bpm's error for a process its job does not define.
+type notPresentError struct{ proc, config string }
+
+func (e *notPresentError) Error() string {
+	return fmt.Sprintf("process %q not present in job configuration (%s)", e.proc, e.config)
 }
 
 func (c *cli) runner(p job.Process) *proc.Runner {

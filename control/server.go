@@ -10,9 +10,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vigil-bosh/vigil/internal/connlimit"
 )
 
 // maxRequest caps a request body; every request is a few names.
@@ -62,7 +65,9 @@ func WithRequestObserver(observe func(route string, code int, d time.Duration)) 
 // Serve answers requests on ln with m until ctx is done, then stops
 // accepting, ends event streams, gives requests in flight up to grace to
 // finish, closes ln and returns. Only root and the daemon's own user may
-// connect (SO_PEERCRED). GET /v1/events streams events when m is also an
+// connect (SO_PEERCRED); a refused peer's connection is closed. At most
+// connlimit.PerListener connections are served at once, the rest wait in
+// the backlog. GET /v1/events streams events when m is also an
 // EventSource.
 func Serve(ctx context.Context, ln net.Listener, m Manager, grace time.Duration, opts ...ServeOption) error {
 	var o serveOptions
@@ -76,13 +81,15 @@ func Serve(ctx context.Context, ln net.Listener, m Manager, grace time.Duration,
 	srv := &http.Server{
 		Handler:           observed(checkPeer(mux), o.observe),
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    16 << 10,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			return context.WithValue(ctx, peerKey{}, peerOf(c))
 		},
 	}
 	srv.RegisterOnShutdown(endStreams)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(connlimit.Listener(ln, connlimit.PerListener)) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("control server: %w", err)
@@ -133,7 +140,7 @@ type peer struct {
 }
 
 func peerOf(c net.Conn) peer {
-	uc, ok := c.(*net.UnixConn)
+	uc, ok := c.(syscall.Conn) // a *net.UnixConn, inside connlimit's wrapper
 	if !ok {
 		return peer{}
 	}
@@ -156,6 +163,7 @@ func checkPeer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, _ := r.Context().Value(peerKey{}).(peer)
 		if !p.ok || (p.uid != 0 && p.uid != self) {
+			w.Header().Set("Connection", "close")
 			writeError(w, http.StatusForbidden, fmt.Sprintf("permission denied: uid %d may not use the vigil control socket", p.uid))
 			return
 		}

@@ -35,7 +35,11 @@ type Config struct {
 	// LeaveRunning makes the end of Run leave every process running (VM
 	// mode: the next daemon adopts them), instead of stopping them all.
 	LeaveRunning bool
-	Log          *slog.Logger // nil means discard
+	// LeaveRunningIf, when set, is asked once as Run ends whether to leave
+	// every process running as LeaveRunning does (the stemcell's unit: yes
+	// when systemd restarts the daemon, no when it stops it).
+	LeaveRunningIf func() bool
+	Log            *slog.Logger // nil means discard
 	// NoIsolation runs processes without bpm's isolation (see
 	// proc.Options.NoIsolation); each process then carries a warning.
 	NoIsolation bool
@@ -56,7 +60,11 @@ type Daemon struct {
 	tree  *supervise.Tree
 	// treeCtx lives as long as the supervisors (set by Run); commands are
 	// the restart-limit commands running, bounded by it and waited for.
-	treeCtx  context.Context
+	treeCtx context.Context
+	// stopping is done once the daemon is told to stop (Run's context):
+	// the waits for starts to settle end then, so that no start, however
+	// stuck, holds the shutdown.
+	stopping context.Context
 	commands sync.WaitGroup
 	pool     *proc.Pool // spare inits for fast restarts; set by Run
 	started  time.Time
@@ -117,6 +125,16 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	d.started = time.Now()
+	d.stopping = ctx
+	if !d.cfg.NoIsolation && os.Geteuid() == 0 {
+		n, err := proc.SweepCgroups(d.cfg.Layout)
+		if err != nil {
+			d.log.Warn("cgroups left behind", "error", err)
+		}
+		if n > 0 {
+			d.log.Info("removed empty cgroups left behind", "count", n)
+		}
+	}
 	d.pool = proc.NewPool(d.cfg.Init, d.cfg.InitEnv, spareInits, !d.cfg.NoIsolation)
 	defer d.pool.Close()
 	treeCtx, cancelTree := context.WithCancel(context.Background())
@@ -136,14 +154,15 @@ func (d *Daemon) Run(ctx context.Context) error {
 	close(d.ready)
 	<-ctx.Done()
 
-	if !d.cfg.LeaveRunning {
+	leave := d.cfg.LeaveRunning || d.cfg.LeaveRunningIf != nil && d.cfg.LeaveRunningIf()
+	if !leave {
 		d.log.Info("stopping every process")
 	}
 	d.mu.Lock()
 	d.closing = true
 	d.mu.Unlock()
 	d.ext.Stop()
-	if d.cfg.LeaveRunning {
+	if leave {
 		d.log.Info("leaving every process running")
 		d.tree.Abandon()
 	} else {

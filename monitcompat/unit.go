@@ -102,6 +102,9 @@ func MapStatus(s supervise.Status, now time.Time, stats func(int, *UnitStatus)) 
 		switch s.State {
 		case supervise.Backoff:
 			st.Events, st.Message = EventNonexist, "process is not running"
+			if s.LastExit != nil && s.LastExit.OOM { // the agent's logs say why
+				st.Message += ": " + s.LastExit.String()
+			}
 		case supervise.Failed:
 			st.Events, st.Message = EventExec, "failed to start"
 			if s.LastExit != nil {

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/vigil-bosh/vigil/internal/regfile"
 	"github.com/vigil-bosh/vigil/sandbox"
 	"github.com/vigil-bosh/vigil/sandbox/cgroup"
 )
@@ -192,7 +193,13 @@ func (it *initProc) run() int {
 	if err := it.writePidFile(); err != nil {
 		return it.fail(ExitBadLaunch, "%v", err)
 	}
-	it.report(Report{Event: EventRunning, PID: hostPID, Warnings: it.launch.Warnings})
+	warnings := it.launch.Warnings
+	if it.launch.Sandbox != nil {
+		if err := dropCapabilities(); err != nil {
+			warnings = append(warnings, "the init keeps its capabilities: "+err.Error())
+		}
+	}
+	it.report(Report{Event: EventRunning, PID: hostPID, Warnings: warnings})
 	for !it.done {
 		it.step(nil)
 	}
@@ -219,10 +226,12 @@ func (it *initProc) run() int {
 }
 
 // OpenLog opens a process's log file for appending (created 0600),
-// refusing to follow a symlink planted in its place (bpm's safeio rule).
+// refusing to follow a symlink planted in its place (bpm's safeio rule,
+// with bpm's text) and, without blocking, anything but a regular file (a
+// FIFO the job planted would otherwise hold the open until it is read).
 func OpenLog(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
-	if errors.Is(err, unix.ELOOP) {
+	f, err := regfile.Append(path, 0o600)
+	if errors.Is(err, regfile.ErrSymlink) {
 		return nil, fmt.Errorf("refusing to open symlink at %s: %w", path, err)
 	}
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/connlimit"
 )
 
 // Backend is what the page shows and acts on: the daemon (either back end).
@@ -136,6 +137,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.log.Warn("web: wrong credentials", "remote", r.RemoteAddr)
 		}
 		h.Set("WWW-Authenticate", `Basic realm="vigil", charset="UTF-8"`)
+		h.Set("Connection", "close") // a refused client holds nothing
 		http.Error(w, "authentication required", http.StatusUnauthorized)
 		return
 	}
@@ -153,10 +155,15 @@ func (s *Server) Close() { s.closer.Do(func() { close(s.quit) }) }
 // is left running.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	// The event streams extend their own write deadlines; an action waits
-	// up to ActionTimeout, so writes may take that long and more.
+	// up to ActionTimeout, so writes may take that long and more. What a
+	// client can hold is bounded: connlimit.PerListener connections at
+	// once (the rest wait in the backlog), 5 s for the headers, 15 s idle,
+	// 16 KiB of headers; a request without credentials closes its
+	// connection.
 	hs := &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
-		WriteTimeout: s.cfg.ActionTimeout + 15*time.Second, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 16 << 10,
+		WriteTimeout: s.cfg.ActionTimeout + 15*time.Second, IdleTimeout: 15 * time.Second, MaxHeaderBytes: 16 << 10,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+	ln = connlimit.Listener(ln, connlimit.PerListener)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

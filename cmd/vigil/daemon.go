@@ -20,6 +20,7 @@ func runDaemon(args []string) error {
 	c := newCommand("daemon")
 	jobs := c.fs.String("jobs", "", "comma-separated jobs to supervise (default: all)")
 	leave := c.fs.Bool("leave-running", false, "on SIGTERM leave every process running for the next daemon to adopt (as `systemctl kill monit` needs)")
+	unlessStopping := c.fs.Bool("leave-running-unless-stopping", false, "on SIGTERM leave every process running for the next daemon unless systemd is stopping the daemon's unit (a stop, the shutdown): a restart or a kill leaves them (the stemcell's vigil.service)")
 	backend := c.fs.String("backend", "auto", "native, systemd, or auto (systemd when booted with systemd and run as root)")
 	unitDir := c.fs.String("unit-dir", "/etc/systemd/system", "systemd back end: where the units go")
 	systemctl := c.fs.String("systemctl", "systemctl", "systemd back end: the systemctl binary")
@@ -40,10 +41,13 @@ func runDaemon(args []string) error {
 		return err
 	}
 	cfg := daemon.Config{
-		Layout: l, Version: version,
+		Layout: l, Version: vigilVersion(),
 		Log:          slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		NoIsolation:  os.Getenv(proc.IsolationEnv) == "off",
 		LeaveRunning: *leave,
+	}
+	if *unlessStopping {
+		cfg.LeaveRunningIf = func() bool { return !stopPending(cfg.Log) }
 	}
 	if *jobs != "" {
 		cfg.Jobs = strings.Split(*jobs, ",")

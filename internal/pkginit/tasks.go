@@ -12,6 +12,8 @@ var (
 	rec_github_com_beorn7_perks_quantile initTask
 	//go:linkname rec_github_com_cespare_xxhash_v2 github.com/cespare/xxhash/v2..inittask
 	rec_github_com_cespare_xxhash_v2 initTask
+	//go:linkname rec_github_com_godbus_dbus_v5 github.com/godbus/dbus/v5..inittask
+	rec_github_com_godbus_dbus_v5 initTask
 	//go:linkname rec_github_com_munnerz_goautoneg github.com/munnerz/goautoneg..inittask
 	rec_github_com_munnerz_goautoneg initTask
 	//go:linkname rec_github_com_prometheus_client_golang_internal_github_com_golang_gddo_httputil github.com/prometheus/client_golang/internal/github.com/golang/gddo/httputil..inittask
@@ -58,6 +60,8 @@ var (
 	rec_github_com_vigil_bosh_vigil_examples initTask
 	//go:linkname rec_github_com_vigil_bosh_vigil_health github.com/vigil-bosh/vigil/health..inittask
 	rec_github_com_vigil_bosh_vigil_health initTask
+	//go:linkname rec_github_com_vigil_bosh_vigil_internal_connlimit github.com/vigil-bosh/vigil/internal/connlimit..inittask
+	rec_github_com_vigil_bosh_vigil_internal_connlimit initTask
 	//go:linkname rec_github_com_vigil_bosh_vigil_job github.com/vigil-bosh/vigil/job..inittask
 	rec_github_com_vigil_bosh_vigil_job initTask
 	//go:linkname rec_github_com_vigil_bosh_vigil_lifecycle github.com/vigil-bosh/vigil/lifecycle..inittask
@@ -153,6 +157,7 @@ func tasks() []task {
 	return []task{
 		{"github.com/beorn7/perks/quantile", metricsLib, &rec_github_com_beorn7_perks_quantile},
 		{"github.com/cespare/xxhash/v2", metricsLib, &rec_github_com_cespare_xxhash_v2},
+		{"github.com/godbus/dbus/v5", daemonSide, &rec_github_com_godbus_dbus_v5},
 		{"github.com/munnerz/goautoneg", metricsLib, &rec_github_com_munnerz_goautoneg},
 		{"github.com/prometheus/client_golang/internal/github.com/golang/gddo/httputil", metricsLib, &rec_github_com_prometheus_client_golang_internal_github_com_golang_gddo_httputil},
 		{"github.com/prometheus/client_golang/internal/github.com/golang/gddo/httputil/header", metricsLib, &rec_github_com_prometheus_client_golang_internal_github_com_golang_gddo_httputil_header},
@@ -176,6 +181,7 @@ func tasks() []task {
 		{"github.com/vigil-bosh/vigil/demo", metricsLib, &rec_github_com_vigil_bosh_vigil_demo},
 		{"github.com/vigil-bosh/vigil/examples", daemonSide, &rec_github_com_vigil_bosh_vigil_examples},
 		{"github.com/vigil-bosh/vigil/health", daemonSide, &rec_github_com_vigil_bosh_vigil_health},
+		{"github.com/vigil-bosh/vigil/internal/connlimit", daemonSide, &rec_github_com_vigil_bosh_vigil_internal_connlimit},
 		{"github.com/vigil-bosh/vigil/job", daemonSide, &rec_github_com_vigil_bosh_vigil_job},
 		{"github.com/vigil-bosh/vigil/lifecycle", daemonSide, &rec_github_com_vigil_bosh_vigil_lifecycle},
 		{"github.com/vigil-bosh/vigil/logtail", daemonSide, &rec_github_com_vigil_bosh_vigil_logtail},

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Environment variables of the inspecting behaviours.
@@ -67,7 +69,8 @@ func more(behaviour string, rep reporter) (int, bool) {
 // inspect reports, one "see ..." line each, what the process is and what
 // it can do: ids, capabilities, no_new_privs and seccomp from
 // /proc/self/status, rlimits, writes, directory listings, and two probes of
-// the seccomp filter.
+// the seccomp filter, its working directory and its bpm environment
+// (TMPDIR HOME PATH).
 func inspect(rep reporter) {
 	rep.send("see ids %d %d %d %d", os.Getuid(), os.Getgid(), os.Getpid(), os.Getppid())
 	groups, _ := syscall.Getgroups()
@@ -105,9 +108,30 @@ func inspect(rep reporter) {
 	rep.send("see unshare %s", errnoText(e))
 	_, _, e = syscall.RawSyscall(sysClone3, 0, 0, 0)
 	rep.send("see clone3 %s", errnoText(e))
+	rep.send("see pidfd_getfd %s", errnoText(takeOwnFD()))
 	if exe, err := os.Executable(); err == nil {
 		rep.send("see exe %s", filepath.Dir(exe))
 	}
+	if wd, err := os.Getwd(); err == nil {
+		rep.send("see cwd %s", wd)
+	}
+	rep.send("see env %s %s %s", os.Getenv("TMPDIR"), os.Getenv("HOME"), os.Getenv("PATH"))
+}
+
+// takeOwnFD takes a copy of this process's fd 0 through pidfd_getfd, as a
+// process could take another's descriptors (and read its secrets through
+// them), and returns the errno.
+func takeOwnFD() syscall.Errno {
+	pidfd, _, e := syscall.RawSyscall(unix.SYS_PIDFD_OPEN, uintptr(os.Getpid()), 0, 0)
+	if e != 0 {
+		return e
+	}
+	defer syscall.Close(int(pidfd))
+	fd, _, e := syscall.RawSyscall(unix.SYS_PIDFD_GETFD, pidfd, 0, 0)
+	if e == 0 {
+		syscall.Close(int(fd))
+	}
+	return e
 }
 
 func split(s string) []string {

@@ -2,11 +2,12 @@
 // turns a job's process into the sandbox.Spec the init's helper applies,
 // and Prepare readies the host for it (directories handed to the
 // process's user, shared volumes). It is apart from package sandbox so
-// that the per-process init, which only applies a Spec, does not import
+// that the per-process init, which only applies a sandbox.Spec, does not import
 // the job model and its YAML parser.
 package setup
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
@@ -30,9 +31,6 @@ const DefaultUser = "vcap"
 // inherits it.
 const DefaultOpenFiles = 524288
 
-// fallbackUID is used, with a warning, when the configured user is missing.
-const fallbackUID = 65534
-
 // Options tune Build.
 type Options struct {
 	// User is the identity of processes that name none with the user key;
@@ -41,16 +39,21 @@ type Options struct {
 }
 
 // Build describes how p runs confined. Warnings say what cannot be
-// enforced on this machine; the process still runs.
+// enforced on this machine; the process still runs. Its identity is never
+// guessed: a user that does not exist, or one that cannot be looked up
+// (the passwd file unreadable, no descriptor left), is an error.
 func Build(l boshpath.Layout, p job.Process, o Options) (sandbox.Spec, []string, error) {
 	var warns []string
 	s := sandbox.Spec{
 		Root: RootDir(l),
 		Path: p.ResolvedExecutable, Args: append([]string{p.Executable}, p.Args...),
-		Env: p.Environ(l), Dir: p.Workdir,
+		Env: p.EnvironInside(), Dir: p.WorkdirInside(l),
 	}
 	priv := p.Unsafe.Privileged
-	uid, gid, w := identity(p.User, o.User)
+	uid, gid, w, err := identity(p.User, o.User)
+	if err != nil {
+		return sandbox.Spec{}, nil, err
+	}
 	s.OwnerUID, s.OwnerGID = uid, gid // bpm's directories belong to vcap, privileged or not
 	if priv {
 		s.Caps = sandbox.PrivilegedCaps()
@@ -127,8 +130,12 @@ func availableCaps(caps []int, warns []string) ([]int, []string) {
 func RootDir(l boshpath.Layout) string { return filepath.Join(l.Root(), "data", "vigil", "rootfs") }
 
 // identity resolves the process's user key ("NAME[:GROUP]"), or the default
-// user, to ids. A missing user is a warning and the process runs as nobody.
-func identity(spec, def string) (uid, gid int, warns []string) {
+// user, to ids. A user that does not exist fails the start, as bpm's does;
+// so does any other failure of a lookup (an unreadable passwd file, no
+// descriptor left), which must never pass for a missing user. Only a group
+// that does not exist falls back, with a warning, to the user's primary
+// group.
+func identity(spec, def string) (uid, gid int, warns []string, err error) {
 	if spec == "" {
 		spec = def
 	}
@@ -137,20 +144,28 @@ func identity(spec, def string) (uid, gid int, warns []string) {
 	}
 	name, group, _ := strings.Cut(spec, ":")
 	u, err := user.Lookup(name)
-	if err != nil {
-		return fallbackUID, fallbackUID, []string{fmt.Sprintf("user %s: %v; running as uid and gid %d instead", name, err, fallbackUID)}
+	var unknownUser user.UnknownUserError
+	switch {
+	case errors.As(err, &unknownUser):
+		return 0, 0, nil, fmt.Errorf("user %s does not exist", name)
+	case err != nil:
+		return 0, 0, nil, fmt.Errorf("look up user %s: %w", name, err)
 	}
 	uid, _ = strconv.Atoi(u.Uid)
 	gid, _ = strconv.Atoi(u.Gid)
 	if group != "" {
 		g, err := user.LookupGroup(group)
-		if err != nil {
-			warns = append(warns, fmt.Sprintf("group %s: %v; using %s's primary group", group, err, name))
-		} else {
+		var unknownGroup user.UnknownGroupError
+		switch {
+		case errors.As(err, &unknownGroup):
+			warns = append(warns, fmt.Sprintf("group %s does not exist; using %s's primary group", group, name))
+		case err != nil:
+			return 0, 0, nil, fmt.Errorf("look up group %s: %w", group, err)
+		default:
 			gid, _ = strconv.Atoi(g.Gid)
 		}
 	}
-	return uid, gid, warns
+	return uid, gid, warns, nil
 }
 
 // mountTable is bpm's mount table (reference 3.2) under the layout root,
@@ -193,22 +208,33 @@ func mountTable(l boshpath.Layout, p job.Process) []sandbox.Mount {
 			add(sandbox.Mount{Kind: sandbox.KindBind, Source: d, Dest: d, ReadOnly: true, NoExec: true})
 		}
 	}
+	// The job's directories are where bpm puts them, below /var/vcap,
+	// whatever the root; under another root they are at their own paths
+	// too, for a bpm.yml written with those.
+	boshDir := func(m sandbox.Mount) {
+		add(m)
+		if in := l.Inside(m.Dest); in != m.Dest {
+			m.Dest = in
+			add(m)
+		}
+	}
 	tmp := l.TmpDir(p.Job)
-	for _, d := range []string{"/tmp", "/var/tmp", tmp} {
+	for _, d := range []string{"/tmp", "/var/tmp"} {
 		add(sandbox.Mount{Kind: sandbox.KindBind, Source: tmp, Dest: d, NoExec: true})
 	}
+	boshDir(sandbox.Mount{Kind: sandbox.KindBind, Source: tmp, Dest: tmp, NoExec: true})
 	pkgs := filepath.Join(l.Root(), "data", "packages")
 	for _, d := range []string{pkgs, l.PackagesDir(), l.JobDir(p.Job)} {
 		if _, err := os.Stat(d); err == nil {
-			add(sandbox.Mount{Kind: sandbox.KindBind, Source: d, Dest: d, ReadOnly: true})
+			boshDir(sandbox.Mount{Kind: sandbox.KindBind, Source: d, Dest: d, ReadOnly: true})
 		}
 	}
-	add(sandbox.Mount{Kind: sandbox.KindBind, Source: l.LogDir(p.Job), Dest: l.LogDir(p.Job), NoExec: true})
+	boshDir(sandbox.Mount{Kind: sandbox.KindBind, Source: l.LogDir(p.Job), Dest: l.LogDir(p.Job), NoExec: true})
 	if p.EphemeralDisk {
-		add(sandbox.Mount{Kind: sandbox.KindBind, Source: l.DataDir(p.Job), Dest: l.DataDir(p.Job), NoExec: true})
+		boshDir(sandbox.Mount{Kind: sandbox.KindBind, Source: l.DataDir(p.Job), Dest: l.DataDir(p.Job), NoExec: true})
 	}
 	if p.PersistentDisk {
-		add(sandbox.Mount{Kind: sandbox.KindBind, Source: l.StoreDir(p.Job), Dest: l.StoreDir(p.Job), NoExec: true})
+		boshDir(sandbox.Mount{Kind: sandbox.KindBind, Source: l.StoreDir(p.Job), Dest: l.StoreDir(p.Job), NoExec: true})
 	}
 	for _, v := range p.AdditionalVolumes {
 		add(volumeMount(v.Path, v))

@@ -1,9 +1,12 @@
 package setup
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/vigil-bosh/vigil/boshpath"
@@ -63,6 +66,16 @@ func TestMountTable(t *testing.T) {
 	check(filepath.Join(root, "data", "sock", "a"), true, true)
 	check(filepath.Join(root, "data", "sock", "b"), true, true)
 	check("/sys", true, true)
+	// bpm's places for them too, below /var/vcap (the root is elsewhere).
+	check("/var/vcap/jobs/web", true, false)
+	check("/var/vcap/packages", true, false)
+	check("/var/vcap/sys/log/web", false, true)
+	check("/var/vcap/data/web", false, true)
+	check("/var/vcap/store/web", false, true)
+	check("/var/vcap/data/web/tmp", false, true)
+	if got["/var/vcap/sys/log/web"].Source != l.LogDir("web") {
+		t.Errorf("/var/vcap/sys/log/web comes from %s", got["/var/vcap/sys/log/web"].Source)
+	}
 	if _, ok := got[l.JobDir("other")]; ok {
 		t.Error("another job's directory is mounted")
 	}
@@ -86,13 +99,61 @@ func TestMountTable(t *testing.T) {
 }
 
 func TestIdentity(t *testing.T) {
-	uid, gid, warns := identity("root:nogroup", "")
-	if uid != 0 || gid == 0 || len(warns) != 0 {
-		t.Errorf("root:nogroup: %d %d %v", uid, gid, warns)
+	uid, gid, warns, err := identity("root:nogroup", "")
+	if err != nil || uid != 0 || gid == 0 || len(warns) != 0 {
+		t.Errorf("root:nogroup: %d %d %v %v", uid, gid, warns, err)
 	}
-	uid, _, warns = identity("", "no-such-user-here")
-	if uid != fallbackUID || len(warns) != 1 || !strings.Contains(warns[0], "no-such-user-here") {
-		t.Errorf("missing user: uid %d, warnings %v", uid, warns)
+	_, gid, warns, err = identity("root:no-such-group-here", "")
+	if err != nil || gid != 0 || len(warns) != 1 || !strings.Contains(warns[0], "group no-such-group-here does not exist") {
+		t.Errorf("missing group: gid %d, warnings %v, %v", gid, warns, err)
+	}
+	_, _, _, err = identity("", "no-such-user-here")
+	if err == nil || err.Error() != "user no-such-user-here does not exist" {
+		t.Errorf("missing user: %v", err)
+	}
+}
+
+// envExhausted makes the test binary the child of TestIdentityFailsClosed.
+const envExhausted = "SANDBOX_TEST_NO_DESCRIPTORS"
+
+// TestIdentityFailsClosed: a lookup that fails for any reason but "no such
+// user" (here: no descriptor left to open the passwd file with, as a flood
+// of connections leaves a daemon) fails, instead of passing for a missing
+// user and running the process as nobody. The lookups run in a child,
+// whose descriptor limit is lowered and then used up.
+func TestIdentityFailsClosed(t *testing.T) {
+	if os.Getenv(envExhausted) != "" {
+		exhaustDescriptors(t)
+		for _, spec := range []string{"root", "root:root"} {
+			uid, gid, warns, err := identity(spec, "")
+			fmt.Printf("identity %s: %d %d %v %v\n", spec, uid, gid, warns, err)
+		}
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestIdentityFailsClosed$", "-test.v")
+	cmd.Env = append(os.Environ(), envExhausted+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	for _, spec := range []string{"root", "root:root"} {
+		want := fmt.Sprintf("identity %s: 0 0 [] look up user root: ", spec)
+		if !strings.Contains(string(out), want) || !strings.Contains(string(out), "too many open files") {
+			t.Errorf("identity %s without descriptors: want an error, got\n%s", spec, out)
+		}
+	}
+}
+
+// exhaustDescriptors lowers the descriptor limit and opens /dev/null until
+// no descriptor is left.
+func exhaustDescriptors(t *testing.T) {
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: 64, Max: 64}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Open(os.DevNull); err != nil {
+			return
+		}
 	}
 }
 

@@ -65,6 +65,9 @@ func handOver(path string, uid, gid int) error {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return fmt.Errorf("failed to create volume %s: %w", path, err)
 	}
+	if t := st.Mode & unix.S_IFMT; t != unix.S_IFDIR && t != unix.S_IFREG {
+		return fmt.Errorf("failed to create volume %s: not a directory or a regular file", path)
+	}
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 		p, err := sandbox.FDPath(fd, &st)
 		if err == nil {
