@@ -20,7 +20,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/vigil-bosh/vigil/control"
-	"github.com/vigil-bosh/vigil/internal/pkginit"
 )
 
 // StatusSource is what the per-process metrics are read from at each scrape.
@@ -46,13 +45,8 @@ type Metrics struct {
 }
 
 // New returns metrics with the daemon-level collectors registered (and Go's
-// and the daemon process's own). It panics in a process whose arguments
-// pkginit judged not to serve /metrics, where the Prometheus client was
-// left uninitialised: that is a bug in the judgement, not a state to run in.
+// and the daemon process's own).
 func New() *Metrics {
-	if err := pkginit.Require(); err != nil {
-		panic("metrics: " + err.Error())
-	}
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		restartLatency: prometheus.NewHistogram(prometheus.HistogramOpts{

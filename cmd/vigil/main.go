@@ -8,10 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
-	// First, so that a process skips the initialisation of the packages
-	// it will not use (see package pkginit).
-	_ "github.com/vigil-bosh/vigil/internal/pkginit"
 	"github.com/vigil-bosh/vigil/procinit"
 )
 
