@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -64,7 +65,13 @@ func defineStatus(c *command) func([]string) error {
 				return err
 			}
 		} else {
-			writeStatus(os.Stdout, st, isTerminal(os.Stdout))
+			// One write for the table, not one per cell: a status of 100
+			// processes was 200 write calls.
+			out := bufio.NewWriter(os.Stdout)
+			writeStatus(out, st, isTerminal(os.Stdout))
+			if err := out.Flush(); err != nil {
+				return err
+			}
 		}
 		if notRunning(st) {
 			return &exitError{code: exitNotRunning}
