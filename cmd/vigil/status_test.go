@@ -73,9 +73,13 @@ func TestStatusExitAndFilter(t *testing.T) {
 	}
 	// A process that should run and does not: 3.
 	os.RemoveAll(filepath.Join(c.root, "jobs", "broken"))
-	c.writeJob("processes:\n- name: a\n  executable: /bin/false\n- name: b\n  executable: " + filepath.Join(c.root, "packages", "web", "bin", "serve") + "\n")
+	// Its backoff keeps it down once it has exited; the start's wait for an
+	// hour's uptime ends at that exit.
+	c.writeJob("processes:\n- name: a\n  executable: /bin/false\n  restart: {backoff: {initial: 1h, max: 1h}}\n- name: b\n  executable: " + filepath.Join(c.root, "packages", "web", "bin", "serve") + "\n")
 	c.runIn("reload")
-	c.runIn("start", "web", "--wait", "none")
+	if _, errs, code := c.runIn("start", "web", "-p", "a", "--wait", "running", "--uptime", "1h", "--timeout", "60s"); code == 0 || !strings.Contains(errs, "exited") {
+		t.Fatalf("start of a crash-looping process: %d %q", code, errs)
+	}
 	if _, _, code := c.runIn("status", "web/a"); code != 3 {
 		t.Fatalf("a crash-looping process: %d", code)
 	}
