@@ -40,6 +40,7 @@ var rules = map[string][]string{
 	"internal/boshrelease/cmd/create-release": {"internal/boshrelease"},
 	"internal/connlimit":                      {},
 	"internal/layering":                       {},
+	"internal/promtext":                       {},
 	"internal/regfile":                        {"x/sys/unix"},
 	"internal/testproc":                       {"procinit", "x/sys/unix"},
 	"internal/testroot":                       {"boshpath", "internal/testproc"},
