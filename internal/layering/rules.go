@@ -49,7 +49,7 @@ var rules = map[string][]string{
 	"job":                                     {"boshpath", "yaml"},
 	"lifecycle":                               {"boshpath", "internal/regfile", "x/sys/unix"},
 	"logtail":                                 {"internal/regfile", "x/sys/unix"},
-	"metrics":                                 {"control", "prometheus", "x/sys/unix"},
+	"metrics":                                 {"control", "internal/promtext", "procstat", "x/sys/unix"},
 	"metrics/metricstest":                     {"prometheus"},
 	"monitcompat":                             {"atomicfile", "boshpath", "internal/connlimit", "monitrc", "pidfile", "procstat", "supervise", "x/sys/unix"},
 	"monitext":                                {"atomicfile", "backend", "boshpath", "control", "health", "monitcompat", "monitrc", "restart", "supervise"},

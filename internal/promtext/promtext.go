@@ -85,8 +85,8 @@ type Family struct {
 type series struct {
 	labels []label // sorted by name
 	value  float64
-	hist   HistogramValue
-	sum    SummaryValue
+	hist   *HistogramValue
+	sum    *SummaryValue
 }
 
 type label struct{ name, value string }
@@ -152,7 +152,7 @@ func (f *Family) AddHistogram(h HistogramValue, labels ...string) {
 			return
 		}
 	}
-	f.add(series{hist: h}, labels)
+	f.add(series{hist: &h}, labels)
 }
 
 // AddSummary adds one summary series; labels are name, value pairs.
@@ -161,7 +161,7 @@ func (f *Family) AddSummary(s SummaryValue, labels ...string) {
 		f.set.fail(fmt.Errorf("promtext: a summary added to %s %s", f.typ, f.name))
 		return
 	}
-	f.add(series{sum: s}, labels)
+	f.add(series{sum: &s}, labels)
 }
 
 func (f *Family) add(s series, pairs []string) {
@@ -202,15 +202,25 @@ func compareLabels(a, b series) int {
 	return len(a.labels) - len(b.labels)
 }
 
-// WriteTo writes every family that has a series, by name. It writes
-// nothing and returns an error when the Set was misused (the first
-// misuse), when a family has two series with the same labels, or when a
+// WriteTo writes every family that has a series, by name, and returns
+// the bytes written and the first write error. It writes nothing and
+// returns an error when the Set was misused (the first misuse), when a family has two series with the same labels, or when a
 // family's name is another's histogram or summary series name (NAME_sum,
 // NAME_count, NAME_bucket), since a reader could not tell them apart.
 // WriteTo sorts the families' series in place.
 func (s *Set) WriteTo(w io.Writer) (int64, error) {
+	names, err := s.check()
+	if err != nil {
+		return 0, err
+	}
+	return s.write(w, names)
+}
+
+// check returns the names of the families to write, in order, after it
+// sorted their series, or the Set's first misuse.
+func (s *Set) check() ([]string, error) {
 	if s.err != nil {
-		return 0, s.err
+		return nil, s.err
 	}
 	names := make([]string, 0, len(s.fams))
 	for name, f := range s.fams {
@@ -224,32 +234,52 @@ func (s *Set) WriteTo(w io.Writer) (int64, error) {
 		if f.typ == Histogram || f.typ == Summary {
 			for _, suffix := range []string{"_sum", "_count", "_bucket"} {
 				if o := s.fams[name+suffix]; o != nil && len(o.series) > 0 {
-					return 0, fmt.Errorf("promtext: %s is a series name of %s %s", name+suffix, f.typ, name)
+					return nil, fmt.Errorf("promtext: %s is a series name of %s %s", name+suffix, f.typ, name)
 				}
 			}
 		}
 		slices.SortFunc(f.series, compareLabels)
 		for i := 1; i < len(f.series); i++ {
 			if compareLabels(f.series[i-1], f.series[i]) == 0 {
-				return 0, fmt.Errorf("promtext: %s has two series labelled %s", name, string(appendLabels(nil, f.series[i].labels, "", "")))
+				return nil, fmt.Errorf("promtext: %s has two series labelled %s", name, appendLabels(nil, f.series[i].labels, "", ""))
 			}
 		}
 	}
-	var b []byte
-	for _, name := range names {
-		b = s.fams[name].appendTo(b)
-	}
-	n, err := w.Write(b)
-	if err == nil && n < len(b) {
-		err = io.ErrShortWrite
-	}
-	if err != nil {
-		return int64(n), fmt.Errorf("promtext: write: %w", err)
-	}
-	return int64(n), nil
+	return names, nil
 }
 
-func (f *Family) appendTo(b []byte) []byte {
+// write writes the families names to w in pieces of about 32 KiB.
+func (s *Set) write(w io.Writer, names []string) (int64, error) {
+	var total int64
+	b := make([]byte, 0, 40<<10)
+	flush := func() error {
+		n, err := w.Write(b)
+		total += int64(n)
+		if err == nil && n < len(b) {
+			err = io.ErrShortWrite
+		}
+		b = b[:0]
+		if err != nil {
+			return fmt.Errorf("promtext: write: %w", err)
+		}
+		return nil
+	}
+	for _, name := range names {
+		f := s.fams[name]
+		b = f.appendHeader(b)
+		for i := range f.series {
+			if b = f.appendSeries(b, &f.series[i]); len(b) >= 32<<10 {
+				if err := flush(); err != nil {
+					return total, err
+				}
+			}
+		}
+	}
+	return total, flush()
+}
+
+// appendHeader appends f's HELP and TYPE lines.
+func (f *Family) appendHeader(b []byte) []byte {
 	b = append(b, "# HELP "...)
 	b = append(b, f.name...)
 	b = append(b, ' ')
@@ -258,34 +288,34 @@ func (f *Family) appendTo(b []byte) []byte {
 	b = append(b, f.name...)
 	b = append(b, ' ')
 	b = append(b, f.typ.String()...)
-	b = append(b, '\n')
-	bucket, sum, count := f.name+"_bucket", f.name+"_sum", f.name+"_count"
-	for _, s := range f.series {
-		switch f.typ {
-		case Histogram:
-			for _, bk := range s.hist.Buckets {
-				b = appendSample(b, bucket, s.labels, "le", formatFloat(bk.UpperBound), float64(bk.Count))
-			}
-			b = appendSample(b, bucket, s.labels, "le", "+Inf", float64(s.hist.Count))
-			b = appendSample(b, sum, s.labels, "", "", s.hist.Sum)
-			b = appendSample(b, count, s.labels, "", "", float64(s.hist.Count))
-		case Summary:
-			for _, q := range s.sum.Quantiles {
-				b = appendSample(b, f.name, s.labels, "quantile", formatFloat(q.Quantile), q.Value)
-			}
-			b = appendSample(b, sum, s.labels, "", "", s.sum.Sum)
-			b = appendSample(b, count, s.labels, "", "", float64(s.sum.Count))
-		default:
-			b = appendSample(b, f.name, s.labels, "", "", s.value)
-		}
-	}
-	return b
+	return append(b, '\n')
 }
 
-// appendSample appends one line: name, the labels (and the label extra
-// with value extraValue last, when extra is not ""), the value.
-func appendSample(b []byte, name string, labels []label, extra, extraValue string, v float64) []byte {
+// appendSeries appends the lines of one of f's series.
+func (f *Family) appendSeries(b []byte, s *series) []byte {
+	switch f.typ {
+	case Histogram:
+		for _, bk := range s.hist.Buckets {
+			b = appendSample(b, f.name, "_bucket", s.labels, "le", formatFloat(bk.UpperBound), float64(bk.Count))
+		}
+		b = appendSample(b, f.name, "_bucket", s.labels, "le", "+Inf", float64(s.hist.Count))
+		b = appendSample(b, f.name, "_sum", s.labels, "", "", s.hist.Sum)
+		return appendSample(b, f.name, "_count", s.labels, "", "", float64(s.hist.Count))
+	case Summary:
+		for _, q := range s.sum.Quantiles {
+			b = appendSample(b, f.name, "", s.labels, "quantile", formatFloat(q.Quantile), q.Value)
+		}
+		b = appendSample(b, f.name, "_sum", s.labels, "", "", s.sum.Sum)
+		return appendSample(b, f.name, "_count", s.labels, "", "", float64(s.sum.Count))
+	}
+	return appendSample(b, f.name, "", s.labels, "", "", s.value)
+}
+
+// appendSample appends one line: name and suffix, the labels (and the
+// label extra with value extraValue last, when extra is not ""), the value.
+func appendSample(b []byte, name, suffix string, labels []label, extra, extraValue string, v float64) []byte {
 	b = append(b, name...)
+	b = append(b, suffix...)
 	b = appendLabels(b, labels, extra, extraValue)
 	b = append(b, ' ')
 	b = appendFloat(b, v)
