@@ -40,3 +40,21 @@ func TestBinaryLinksNothingHeavy(t *testing.T) {
 		}
 	}
 }
+
+// TestInitLinksNoReflectingJSON: the init's package, and all it imports,
+// read and write their messages with internal/jsonwire: encoding/json's
+// reflection caches for the launch and the spec were 75 KiB private
+// memory in every init.
+func TestInitLinksNoReflectingJSON(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", module+"procinit").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, module+"internal/jsonwire") {
+		t.Fatalf("go list -deps lists no %sinternal/jsonwire: %q...", module, deps[:min(len(deps), 5)])
+	}
+	if slices.Contains(deps, "encoding/json") {
+		t.Error("procinit links encoding/json")
+	}
+}
