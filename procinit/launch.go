@@ -50,6 +50,10 @@ func decodeLaunch(line []byte) (Launch, error) {
 			l.NotifyFD = int(r.Int())
 		case "logs":
 			l.Logs = readLogRotation(r)
+		case "timestamps":
+			l.Timestamps = r.Bool()
+		case "console":
+			l.Console = r.String()
 		default:
 			r.Skip()
 		}

@@ -24,7 +24,7 @@ type eventView struct {
 // eventKinds are the kinds the timeline's filter offers, in the order a
 // process meets them.
 var eventKinds = []string{control.EventAction, control.EventStarted, control.EventRestarted, control.EventExited,
-	control.EventOOMKilled, control.EventBackoff, control.EventStopping, "escalated", control.EventStopped,
+	control.EventOOMKilled, control.EventBackoff, control.EventStopping, control.EventEscalated, control.EventStopped,
 	control.EventGaveUp, control.EventProbeFailed, control.EventProbeRecovered, control.EventHealthy,
 	control.EventUnhealthy, control.EventReady, control.EventNotReady, control.EventUnmonitored,
 	control.EventMonitored, control.EventConfigError, control.EventLost}
@@ -36,7 +36,7 @@ func eventClass(kind string) string {
 	switch kind {
 	case control.EventExited, control.EventOOMKilled, control.EventGaveUp, control.EventProbeFailed,
 		control.EventUnhealthy, control.EventNotReady, control.EventBackoff, control.EventConfigError,
-		control.EventLost, "escalated":
+		control.EventLost, control.EventEscalated:
 		return "problem"
 	case control.EventAction, control.EventStopping, control.EventStopped, control.EventUnmonitored,
 		control.EventMonitored:
