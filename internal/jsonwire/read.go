@@ -3,7 +3,7 @@
 // sandbox spec, the commands and reports). The init decodes and encodes
 // each message once or twice in its life; encoding/json's reflection
 // caches for those types were the largest part of what an init allocates
-// (75 KiB private memory for one launch).
+// (about 85 KiB private memory per init).
 //
 // Reader reads what encoding/json writes: object keys match exactly (not
 // ignoring case, as encoding/json does), numbers are integers, a key twice
