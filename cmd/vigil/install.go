@@ -1,23 +1,15 @@
 package main
 
 import (
-	_ "embed"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/vigil-bosh/vigil/atomicfile"
-	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/internal/stemcell"
 )
-
-// stemcellUnit is the unit that runs vigil as the stemcell's supervisor
-// service (docs/COMPATIBILITY.md, "The stemcell's service").
-//
-//go:embed vigil.service
-var stemcellUnit string
 
 // runInstall lays out ROOT/jobs/bpm/bin/bpm and ROOT/bosh/bin/monit as
 // symlinks to this binary, so that scripts and the BOSH agent find bpm and
@@ -27,7 +19,7 @@ var stemcellUnit string
 func runInstall(args []string) error {
 	c := newCommand("install")
 	force := c.fs.Bool("force", false, "replace a regular file at the bpm path")
-	unitDir := c.fs.String("unit-dir", "", "also install vigil.service, the stemcell's supervisor service, into this systemd unit directory")
+	unitDir := c.fs.String("unit-dir", "", "also install the stemcell's units, vigil.service (the jobs) and monit.service (what the agent kills and starts), into this systemd unit directory")
 	pos, err := c.parse(args)
 	if err != nil {
 		return err
@@ -57,15 +49,20 @@ func runInstall(args []string) error {
 	return nil
 }
 
-// installUnit writes vigil.service into dir, naming this binary and root.
+// installUnit writes the stemcell's units (internal/stemcell) into dir,
+// naming this binary and root.
 func installUnit(dir, self, root string) error {
-	text := strings.Replace(stemcellUnit, "ExecStart=/var/vcap/bosh/bin/vigil daemon --root "+boshpath.DefaultRoot,
-		"ExecStart="+self+" daemon --root "+root, 1)
-	path := filepath.Join(dir, "vigil.service")
-	if err := atomicfile.Write(path, []byte(text), 0o644); err != nil {
+	units, err := stemcell.Render(self, root)
+	if err != nil {
 		return fmt.Errorf("install: %w", err)
 	}
-	fmt.Printf("%s (run systemctl daemon-reload)\n", path)
+	for _, u := range units {
+		path := filepath.Join(dir, u.Name)
+		if err := atomicfile.Write(path, []byte(u.Text), 0o644); err != nil {
+			return fmt.Errorf("install: %w", err)
+		}
+		fmt.Printf("%s (run systemctl daemon-reload)\n", path)
+	}
 	return nil
 }
 

@@ -44,7 +44,8 @@ Commands:
   probe live|ready              exit 0 when the daemon is live / every process ready
   bpm COMMAND [args]            answer as bpm 1.4 does (also: run vigil as "bpm")
   monit COMMAND [args]          answer as monit 5.2.5 does (also: run vigil as "monit")
-  install                       link ROOT/jobs/bpm/bin/bpm and ROOT/bosh/bin/monit to this binary
+  monit-service [--wait 1m]     the stemcell's monit.service: reload the daemon, then wait for SIGTERM
+  install [--unit-dir DIR]      link ROOT/jobs/bpm/bin/bpm and ROOT/bosh/bin/monit to this binary
   systemd generate [--out DIR]  write a systemd unit per process and a target per job
   exec JOB PROC                 run one process in the foreground (a generated unit's ExecStart)
   version                       print the version
@@ -136,6 +137,8 @@ func run(args []string) error {
 			return &exitError{code: code}
 		}
 		return nil
+	case "monit-service":
+		return runMonitService(rest)
 	case "install":
 		return runInstall(rest)
 	case "systemd":
