@@ -49,6 +49,8 @@ func TestUnits(t *testing.T) {
 		"KillMode":         "process",
 		"Restart":          "always",
 		"Nice":             "-10",
+		// never refuse a start: the VM's supervisor
+		"StartLimitIntervalSec": "0",
 	} {
 		if got := keys(v, key); len(got) != 1 || got[0] != want {
 			t.Errorf("vigil.service %s=%q, want %q", key, got, want)
@@ -61,6 +63,8 @@ func TestUnits(t *testing.T) {
 		"Type":      {"exec"},
 		"KillMode":  {"control-group"},
 		"Restart":   {"always"},
+		// the agent's reloads in a row must never be refused
+		"StartLimitIntervalSec": {"0"},
 	} {
 		if got := keys(m, key); strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("monit.service %s=%q, want %q", key, got, want)
