@@ -103,6 +103,10 @@ func (l Layout) StoreRoot() string { return filepath.Join(l.root, "store") }
 // StoreDir is ROOT/store/JOB.
 func (l Layout) StoreDir(job string) string { return filepath.Join(l.root, "store", job) }
 
+// AgentSpec is ROOT/bosh/spec.json, where the BOSH agent keeps the apply
+// spec of the instance (deployment, instance group, index, id).
+func (l Layout) AgentSpec() string { return filepath.Join(l.root, "bosh", "spec.json") }
+
 // VigilRunDir is ROOT/sys/run/vigil, where the daemon keeps its socket.
 func (l Layout) VigilRunDir() string { return filepath.Join(l.root, "sys", "run", "vigil") }
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -116,27 +117,51 @@ func newMux(m Manager) *http.ServeMux {
 		if !decode(w, r, &req) {
 			return
 		}
-		ps, err := m.Act(r.Context(), req)
+		ps, err := m.Act(asked(r), req)
 		reply(w, actionReply{Processes: ps}, err)
 	})
 	mux.HandleFunc("POST /v1/signal", func(w http.ResponseWriter, r *http.Request) {
 		var req SignalRequest
 		if decode(w, r, &req) {
-			reply(w, struct{}{}, m.Signal(r.Context(), req))
+			reply(w, struct{}{}, m.Signal(asked(r), req))
 		}
 	})
 	mux.HandleFunc("POST /v1/reload", func(w http.ResponseWriter, r *http.Request) {
-		res, err := m.Reload(r.Context())
+		res, err := m.Reload(asked(r))
 		reply(w, res, err)
 	})
 	return mux
+}
+
+// asked is the context of r, a request that changes something, naming
+// its peer as who asked (see WithRequester).
+func asked(r *http.Request) context.Context {
+	p, _ := r.Context().Value(peerKey{}).(peer)
+	return WithRequester(r.Context(), p.String())
 }
 
 // peer is the credentials of a connection's other end; ok is false when
 // they could not be read.
 type peer struct {
 	uid uint32
+	pid int32
 	ok  bool
+}
+
+// String names the peer for an EventAction: its uid, and the command and
+// pid of the process that connected (the command as it names itself).
+func (p peer) String() string {
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", p.pid))
+	name := strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return -1
+		}
+		return r
+	}, strings.TrimSpace(string(comm)))
+	if err != nil || name == "" {
+		return fmt.Sprintf("uid %d (pid %d)", p.uid, p.pid)
+	}
+	return fmt.Sprintf("uid %d (%s, pid %d)", p.uid, name, p.pid)
 }
 
 func peerOf(c net.Conn) peer {
@@ -155,7 +180,7 @@ func peerOf(c net.Conn) peer {
 	if err != nil || cred == nil {
 		return peer{}
 	}
-	return peer{uid: cred.Uid, ok: true}
+	return peer{uid: cred.Uid, pid: cred.Pid, ok: true}
 }
 
 func checkPeer(next http.Handler) http.Handler {

@@ -110,7 +110,11 @@ func New(cfg Config) (*Daemon, error) {
 	}
 	d := &Daemon{cfg: cfg, log: log, ready: make(chan struct{})}
 	d.ext = monitext.New(monitext.Host{Layout: cfg.Layout, Log: log, Supervisor: d.supervisor, Usage: &d.usage,
-		Command: d.command, Changed: d.changes.Notify, Started: func() time.Time { return d.started }})
+		Command: d.command, Changed: d.changes.Notify, Started: func() time.Time { return d.started },
+		Asked: func(id supervise.ID, what string) {
+			d.events.Asked(control.WithRequester(context.Background(), "monit's HTTP API (the BOSH agent, monit's command line)"),
+				id.Job, id.Process, what)
+		}})
 	d.cur.Store(&loaded{jobs: map[string]*job.Job{}, runners: map[supervise.ID]*proc.Runner{}})
 	return d, nil
 }

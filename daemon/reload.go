@@ -23,6 +23,7 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 	// Once begun, a reload finishes even if its caller goes away: an
 	// abandoned stop would leave a process running unsupervised.
 	ctx = context.WithoutCancel(ctx)
+	d.events.Asked(ctx, "", "", "reload")
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closing {

@@ -12,6 +12,7 @@ import (
 	"github.com/vigil-bosh/vigil/procinit"
 	"github.com/vigil-bosh/vigil/sandbox"
 	"github.com/vigil-bosh/vigil/sandbox/cgroup"
+	"github.com/vigil-bosh/vigil/sandbox/setup"
 )
 
 // notRoot is the one warning of an unprivileged vigil.
@@ -96,11 +97,11 @@ func (r *Runner) isolate(launch *procinit.Launch) (isolation, error) {
 		launch.Warnings = append(launch.Warnings, noSysAdmin)
 		return isolation{}, nil
 	}
-	spec, warns, err := sandbox.Build(l, p, sandbox.Options{User: r.opts.User})
+	spec, warns, err := setup.Build(l, p, setup.Options{User: r.opts.User})
 	if err != nil {
 		return isolation{}, fmt.Errorf("failed to start job-process: %w", err)
 	}
-	if err := sandbox.Prepare(l, p, spec); err != nil {
+	if err := setup.Prepare(l, p, spec); err != nil {
 		return isolation{}, err
 	}
 	var iso isolation

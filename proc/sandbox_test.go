@@ -17,6 +17,7 @@ import (
 	"github.com/vigil-bosh/vigil/job"
 	"github.com/vigil-bosh/vigil/pidfile"
 	"github.com/vigil-bosh/vigil/sandbox"
+	"github.com/vigil-bosh/vigil/sandbox/setup"
 	"github.com/vigil-bosh/vigil/supervise"
 )
 
@@ -179,7 +180,7 @@ func TestSandboxEnvironment(t *testing.T) {
 	// RLIMIT_NOFILE to bpm's default, and says so.
 	var own syscall.Rlimit
 	_ = syscall.Getrlimit(syscall.RLIMIT_NOFILE, &own)
-	nofile := uint64(sandbox.DefaultOpenFiles)
+	nofile := uint64(setup.DefaultOpenFiles)
 	if !sandbox.HasCapability(24) {
 		nofile = own.Max
 		if !strings.Contains(strings.Join(ev.Warnings, "\n"), "open files limit") {

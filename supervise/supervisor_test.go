@@ -183,6 +183,32 @@ func TestCrashLoopBacksOff(t *testing.T) {
 	})
 }
 
+// TestBackoffSaysWhenItRetries: a status in backoff carries the time the
+// next start is due, which is when it happens; other states carry none.
+func TestBackoffSaysWhenItRetries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := &fakeRunner{}
+		s := startSup(t, r, Timing{})
+		if st, _ := s.Do(t.Context(), VerbStart); !st.RetryAt.IsZero() {
+			t.Fatalf("running with a retry time: %+v", st)
+		}
+		r.last().exit(Exit{Code: 1}) // immediate restart
+		synctest.Wait()
+		exited := time.Now()
+		r.last().exit(Exit{Code: 1}) // backoff: 100 ms
+		synctest.Wait()
+		st := s.Status()
+		if st.State != Backoff || !st.RetryAt.Equal(exited.Add(100*time.Millisecond)) {
+			t.Fatalf("backoff %v, retry at %v (exit at %v)", st.State, st.RetryAt, exited)
+		}
+		time.Sleep(st.RetryAt.Sub(time.Now())) // synctest: virtual time, to the retry
+		synctest.Wait()
+		if st := s.Status(); st.State != Running || !st.RetryAt.IsZero() || !r.starts[2].Equal(exited.Add(100*time.Millisecond)) {
+			t.Fatalf("after the retry: %+v, started at %v", st, r.starts[2])
+		}
+	})
+}
+
 func TestStopDuringBackoffCancelsRestart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := &fakeRunner{}

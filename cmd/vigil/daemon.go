@@ -71,24 +71,17 @@ func serveSystemd(cfg daemon.Config, unitDir, systemctl string, page httpOptions
 	}
 	scfg := systemd.Config{Layout: cfg.Layout, Jobs: cfg.Jobs, UnitDir: unitDir,
 		Systemctl: systemctl, Units: systemd.Options{Vigil: self}, Version: cfg.Version, Log: cfg.Log}
-	var m *metrics.Metrics
-	if page.addr != "" {
-		m = metrics.New()
+	m := metrics.New()
+	if page.wanted() {
 		scfg.ControlOptions = []control.ServeOption{control.WithRequestObserver(m.ObserveRequest)}
 	}
 	d := systemd.New(scfg)
-	if m != nil {
-		page.metrics = m.Handler(d)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	cfg.Log.Info("backend systemd", "units", unitDir)
-	servePage, err := listenHTTP(page, cfg.Layout, d, cfg.Log)
+	servePage, err := listenHTTP(page, cfg.Layout, d, m, cfg.Log) // restart latency from the units' events too
 	if err != nil {
 		return err
-	}
-	if m != nil {
-		servePage = followingEvents(servePage, m, d) // restart latency from the units' events too
 	}
 	if err := serveAlongside(servePage, func() error { return d.Run(ctx) }); err != nil {
 		return fmt.Errorf("daemon: %w", err)
@@ -103,24 +96,17 @@ func serveDaemon(cfg daemon.Config) error { return serveDaemonWith(cfg, httpOpti
 // serveDaemonWith is serveDaemon with the status page of page served
 // until the daemon has stopped.
 func serveDaemonWith(cfg daemon.Config, page httpOptions) error {
-	var m *metrics.Metrics
-	if page.addr != "" {
-		m = metrics.New()
+	m := metrics.New()
+	if page.wanted() {
 		cfg.ControlOptions = append(cfg.ControlOptions, control.WithRequestObserver(m.ObserveRequest))
 	}
 	d, err := daemon.New(cfg)
 	if err != nil {
 		return err
 	}
-	if m != nil {
-		page.metrics = m.Handler(d)
-	}
-	servePage, err := listenHTTP(page, cfg.Layout, d, cfg.Log)
+	servePage, err := listenHTTP(page, cfg.Layout, d, m, cfg.Log)
 	if err != nil {
 		return err
-	}
-	if m != nil {
-		servePage = followingEvents(servePage, m, d)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()

@@ -179,11 +179,18 @@ func makeLevels(root, dir string, prepare, made func(parent, level string) error
 	rel, _ := filepath.Rel(root, dir)
 	var err error
 	for range 10 {
-		if err = walkLevels(root, rel, prepare, made); !errors.Is(err, os.ErrNotExist) {
+		if err = walkLevels(root, rel, prepare, made); !levelGone(err) {
 			return err
 		}
 	}
 	return err
+}
+
+// levelGone reports whether err says a level was removed under the walk:
+// its directory is gone (ENOENT), or, on v2, a file of a removed group is
+// opened or written (ENODEV).
+func levelGone(err error) bool {
+	return errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENODEV)
 }
 
 func walkLevels(root, rel string, prepare, made func(parent, level string) error) error {

@@ -1,4 +1,4 @@
-package sandbox
+package setup
 
 import (
 	"fmt"
@@ -11,10 +11,11 @@ import (
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/job"
+	"github.com/vigil-bosh/vigil/sandbox"
 )
 
-func mountsByDest(ms []Mount) map[string]Mount {
-	out := map[string]Mount{}
+func mountsByDest(ms []sandbox.Mount) map[string]sandbox.Mount {
+	out := map[string]sandbox.Mount{}
 	for _, m := range ms {
 		out[m.Dest] = m
 	}
@@ -49,7 +50,7 @@ func TestMountTable(t *testing.T) {
 			t.Errorf("no mount at %s", dest)
 			return
 		}
-		if m.ReadOnly != ro || m.NoExec != noexec || (m.Kind == KindBind && (!m.NoSuid || !m.NoDev)) {
+		if m.ReadOnly != ro || m.NoExec != noexec || (m.Kind == sandbox.KindBind && (!m.NoSuid || !m.NoDev)) {
 			t.Errorf("%s: %+v, want ro=%v noexec=%v nosuid nodev", dest, m, ro, noexec)
 		}
 	}
@@ -91,7 +92,7 @@ func TestMountTable(t *testing.T) {
 	}
 	p.Unsafe.Privileged = true
 	for _, m := range mountTable(l, p) {
-		if m.Kind == KindBind && m.NoSuid && !strings.HasPrefix(m.Dest, "/dev/") {
+		if m.Kind == sandbox.KindBind && m.NoSuid && !strings.HasPrefix(m.Dest, "/dev/") {
 			t.Errorf("privileged mount %s keeps nosuid", m.Dest)
 		}
 	}
@@ -157,11 +158,11 @@ func exhaustDescriptors(t *testing.T) {
 }
 
 func TestCapNumbers(t *testing.T) {
-	nums, unknown := CapNumbers([]string{"NET_BIND_SERVICE", "CAP_SYS_ADMIN", "bogus"})
+	nums, unknown := sandbox.CapNumbers([]string{"NET_BIND_SERVICE", "CAP_SYS_ADMIN", "bogus"})
 	if len(nums) != 2 || nums[0] != 10 || nums[1] != 21 || len(unknown) != 1 {
 		t.Errorf("got %v %v", nums, unknown)
 	}
-	if n := len(privilegedCaps()); n != 38 {
+	if n := len(sandbox.PrivilegedCaps()); n != 38 {
 		t.Errorf("privileged set has %d capabilities, want Docker's 38", n)
 	}
 }
