@@ -47,9 +47,9 @@ func (s *stemcell) absent(rel string) {
 // the stemcell's monit.service, its monit.service, whose command goes
 // through the guard that outlives the job; a second run changes nothing;
 // a daemon running another build, or a changed vigil.service, is
-// restarted; vigil.supervisor false, and the job's removal (the guard
-// alone, as monit.service runs it), give monit.service back: the units
-// gone, systemd reloaded before the daemon stops.
+// restarted; with vigil.supervisor false, and once the job is removed,
+// the guard, as monit.service runs it, gives monit.service back: the
+// units gone, systemd reloaded before the daemon stops.
 func TestSystemdStemcellUnits(t *testing.T) {
 	s := newStemcell(t, noble)
 	shipped := func(u string) string {
@@ -100,9 +100,18 @@ func TestSystemdStemcellUnits(t *testing.T) {
 	}
 	os.Remove(filepath.Join(s.dir, "vigil.pid"))
 
-	// vigil.supervisor false: the pre-start gives the units back.
+	// vigil.supervisor false: the pre-start leaves the units (the agent
+	// reads the API, which the daemon serves, before its kill of monit);
+	// the agent's start of monit.service runs the guard, which gives back.
 	s.install("vigil", map[string]any{"vigil": map[string]any{"supervisor": false}})
-	s.must(`sleep 600 & echo $! >$S/vigil.pid; /var/vcap/jobs/vigil/bin/pre-start; kill $!`)
+	s.must("/var/vcap/jobs/vigil/bin/pre-start")
+	if got := s.calls(); got != "" || s.read("systemd/vigil.service") == "" {
+		t.Errorf("the pre-start with vigil.supervisor false called systemctl %q or removed vigil.service", got)
+	}
+	out := s.must(`sleep 600 & echo $! >$S/vigil.pid; ` + s.execStart() + `; echo "exit $?"; kill $!`)
+	if !strings.HasSuffix(out, "monit.service is the stemcell's again\nexit 0\n") {
+		t.Errorf("the guard with vigil.supervisor false: %q", out)
+	}
 	s.absent("systemd/vigil.service")
 	s.absent("systemd/monit.service.d")
 	if got := s.calls(); got != "daemon-reload\n"+isActive+"stop vigil.service\n" {
@@ -117,7 +126,7 @@ func TestSystemdStemcellUnits(t *testing.T) {
 	s.calls()
 	os.RemoveAll(filepath.Join(s.dir, "vcap/jobs/vigil"))
 	os.RemoveAll(filepath.Join(s.dir, "vcap/packages/vigil"))
-	out := s.must(`sleep 600 & echo $! >$S/vigil.pid; ` + cmd + `; echo "exit $?"; kill $!`)
+	out = s.must(`sleep 600 & echo $! >$S/vigil.pid; ` + cmd + `; echo "exit $?"; kill $!`)
 	if !strings.HasSuffix(out, "monit.service is the stemcell's again\nexit 0\n") {
 		t.Errorf("the guard without the job: %q", out)
 	}
