@@ -6,9 +6,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/vigil-bosh/vigil/procinit"
 	"os"
 	"path/filepath"
-	"github.com/vigil-bosh/vigil/procinit"
 )
 
 // version is vigil's release, stamped at build time with
