@@ -13,7 +13,7 @@ import (
 	"github.com/vigil-bosh/vigil/control"
 )
 
-// runMonitService is `vigil monit-service`, the one process of the
+// defineMonitService is `vigil monit-service`, the one process of the
 // stemcell's monit.service beside vigil.service (internal/stemcell). The
 // BOSH agent reloads monit with `systemctl kill monit` and `systemctl
 // start monit`, then waits for the monit API's incarnation to change: at
@@ -22,20 +22,23 @@ import (
 // SIGTERM or SIGINT, when it exits 0. It never signals or stops a job, and
 // the agent's kill reaches it alone. A daemon that does not answer yet is
 // waited for, up to --wait; then it fails (systemd starts it again).
-func runMonitService(args []string) error {
-	c := newCommand("monit-service")
-	wait := c.fs.Duration("wait", time.Minute, "how long to wait for the daemon to answer")
-	pos, client, err := connect(c, args)
-	if err != nil {
-		return err
+func defineMonitService(c *command) func([]string) error {
+	wait := c.Duration("wait", time.Minute, "how long to wait for the daemon to answer")
+	return func(pos []string) error {
+		l, err := c.layout()
+		if err != nil {
+			return err
+		}
+		return monitService(control.NewClient(l.ControlSocket()), l.ControlSocket(), *wait)
 	}
-	if len(pos) > 0 {
-		return usageError("monit-service takes no arguments")
-	}
-	l, _ := c.layout()
+}
+
+// monitService reloads the daemon on sock and then waits for SIGTERM or
+// SIGINT (defineMonitService's contract).
+func monitService(client *control.Client, sock string, wait time.Duration) error {
 	ctx, cancel := interruptible()
 	defer cancel()
-	res, err := reloadWhenUp(ctx, client, l.ControlSocket(), *wait)
+	res, err := reloadWhenUp(ctx, client, sock, wait)
 	switch {
 	case ctx.Err() != nil:
 		return nil // killed before the daemon answered: nothing to undo
