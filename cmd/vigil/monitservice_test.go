@@ -112,13 +112,13 @@ func TestMonitServiceWaitsForTheDaemon(t *testing.T) {
 }
 
 // TestMonitServiceWithoutDaemon: with no daemon it fails once --wait has
-// passed, saying so (systemd starts it again); a SIGTERM while it waits
+// passed, saying so with exit 7 (systemd starts it again); a SIGTERM while it waits
 // ends it with 0.
 func TestMonitServiceWithoutDaemon(t *testing.T) {
 	c := newCLI(t)
 	cmd := exec.Command(vigilBin, "monit-service", "--root", c.root, "--wait", "100ms")
 	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "the vigil daemon is not running") {
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitNoDaemon || !strings.Contains(string(out), "the vigil daemon is not running") {
 		t.Fatalf("monit-service without a daemon: %v\n%s", err, out)
 	}
 	waiting, lines := c.monitService("--wait", time.Hour.String())

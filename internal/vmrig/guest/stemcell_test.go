@@ -156,7 +156,13 @@ func stemcellOOM(t *testing.T) {
 	if hog.LastExit == nil || !hog.LastExit.OOM {
 		t.Fatalf("hog/eater's last exit %+v, want an OOM kill", hog.LastExit)
 	}
-	text := sh(t, vcap+"/bosh/bin/vigil", "status", "--root", vcap)
+	// Exit 3: hog/eater should run and does not.
+	out, err := exec.Command(vcap+"/bosh/bin/vigil", "status", "--root", vcap).Output()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Errorf("vigil status with a process in backoff: %v, want exit status 3", err)
+	}
+	text := string(out)
 	if !strings.Contains(text, "killed by the OOM killer") {
 		t.Errorf("vigil status does not say OOM:\n%s", text)
 	}
