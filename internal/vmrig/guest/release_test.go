@@ -203,7 +203,12 @@ func installPackage(t *testing.T, version string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	write(t, dir+"/bin/vigil", string(b), 0o755)
+	// Beside and renamed over, as a package's files are replaced: a
+	// running daemon's binary cannot be written in place (ETXTBSY).
+	write(t, dir+"/bin/vigil.new", string(b), 0o755)
+	if err := os.Rename(dir+"/bin/vigil.new", dir+"/bin/vigil"); err != nil {
+		t.Fatal(err)
+	}
 	for _, u := range []string{"vigil.service", "monit.service"} {
 		sh(t, "install", "-D", "-m", "0644", filepath.Join(os.Getenv("VIGIL_VM_RELEASE"), "stemcell", u), dir+"/stemcell/"+u)
 	}
