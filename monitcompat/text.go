@@ -63,7 +63,7 @@ func StatusWord(svc *monitrc.Service, st UnitStatus, pending int) string {
 		}
 	}
 	if pending != PendingNone {
-		w += " - " + actionNames[pending] + " pending"
+		w += " - " + actionName(pending) + " pending"
 	}
 	return w
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -32,8 +31,6 @@ type load struct {
 	unmonitored map[string]bool
 }
 
-var jobFilePrefix = regexp.MustCompile(`^[0-9]{4}_`)
-
 // fileJob names the job a control file belongs to: ROOT/jobs/JOB/monit,
 // or NNNN_JOB.monitrc as the agent installs it.
 func fileJob(path string) string {
@@ -41,7 +38,11 @@ func fileJob(path string) string {
 	if base == "monit" || strings.HasSuffix(base, ".monit") {
 		return filepath.Base(filepath.Dir(path))
 	}
-	return jobFilePrefix.ReplaceAllString(strings.TrimSuffix(base, ".monitrc"), "")
+	name := strings.TrimSuffix(base, ".monitrc")
+	if len(name) > 4 && name[4] == '_' && strings.Trim(name[:4], "0123456789") == "" {
+		return name[5:] // the agent's NNNN_ prefix
+	}
+	return name
 }
 
 // read reads the control files. It returns nil when there are none.

@@ -5,10 +5,8 @@ import (
 	"strings"
 )
 
-var resources = map[string]bool{
-	"totalmem": true, "memory": true, "mem": true, "cpu": true, "totalcpu": true,
-	"children": true, "loadavg": true,
-}
+// resources are the words a resource test starts with.
+var resources = []string{"totalmem", "memory", "mem", "cpu", "totalcpu", "children", "loadavg"}
 
 // ifTest reads `if CONDITION then ACTION [else if succeeded then ACTION]`.
 func (p *parser) ifTest(at token) error {
@@ -19,7 +17,7 @@ func (p *parser) ifTest(at token) error {
 		p.pos++
 		tst.Kind = TestConnection
 		err = p.connection(&tst)
-	case p.is(keys(resources)...):
+	case p.is(resources...):
 		tst.Kind = TestResource
 		err = p.resource(&tst)
 	case p.peek().kind == tWord && isNumber(p.peek().text):
@@ -52,14 +50,6 @@ func (p *parser) ifTest(at token) error {
 	}
 	p.svc.Tests = append(p.svc.Tests, tst)
 	return nil
-}
-
-func keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 func isNumber(s string) bool {
