@@ -70,7 +70,7 @@ func runDrain(args []string) error {
 	c.fs.Var(&pkgs, "packages", "update: new or changed packages (comma-separated)")
 	c.fs.Var(&jobs, "jobs", "only these jobs (comma-separated)")
 	disk := c.fs.Int("persistent-disk", 0, "BOSH_JOB_STATE persistent disk, MiB")
-	nextDisk := c.fs.Int("next-persistent-disk", -1, "BOSH_JOB_NEXT_STATE persistent disk, MiB (-1: no next state)")
+	nextDisk := c.fs.Int("next-persistent-disk", -1, "BOSH_JOB_NEXT_STATE persistent disk, MiB (-1: an update keeps --persistent-disk, a shutdown has no next state)")
 	budget := c.fs.Duration("budget", 0, "end every script still running after this long; 0: no limit")
 	waitAll := c.fs.String("wait-all", "", "a preStop hook: mark this container drained in the pod's stamp directory DIR, then wait for every container of the pod")
 	name := c.fs.String("name", os.Getenv("VIGIL_CONTAINER_NAME"), "with --wait-all: this container's name in the pod")
