@@ -135,6 +135,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if _, err := d.Reload(ctx); err != nil {
 		d.log.Error("initial load", "error", err)
 	}
+	if e := d.engine.Load(); e != nil { // and the monit engine has looked at them once
+		select {
+		case <-e.Checked():
+		case <-ctx.Done():
+		}
+	}
 	d.log.Info("supervising", "root", d.cfg.Layout.Root(), "processes", len(d.tree.List()))
 	close(d.ready)
 	<-ctx.Done()
@@ -171,7 +177,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 }
 
 // Ready is closed once Run has started every process of the first load and
-// each has settled (running, or backing off after a failed start).
+// each has settled (running, or backing off after a failed start), and
+// the monit engine (with control files) has run its first cycle.
 func (d *Daemon) Ready() <-chan struct{} { return d.ready }
 
 // Changes returns a channel that is closed at the next change of any

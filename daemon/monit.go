@@ -106,14 +106,6 @@ func (d *Daemon) loadMonit() (*monitLoad, []control.Problem) {
 		}
 		m.programs[id], m.ids[key] = s, id
 	}
-	for _, s := range cfg.Services {
-		for _, t := range s.Tests {
-			if (t.Kind == monitrc.TestConnection || t.Kind == monitrc.TestResource) && !t.Enforced() {
-				probs = append(probs, control.Problem{Severity: "warning", File: s.File, Line: t.Line,
-					Message: fmt.Sprintf("service %s: test 'if %s' is parsed but not yet enforced", s.Name, t.Text)})
-			}
-		}
-	}
 	return m, probs
 }
 
@@ -135,37 +127,20 @@ func sameService(a, b *monitrc.Service) bool {
 	return reflect.DeepEqual(x, y)
 }
 
-// staticUnit stands for a check that vigil does not supervise (file,
-// host): it only keeps the monitoring flag.
-type staticUnit struct{ mon chan int }
-
-func newStaticUnit() *staticUnit {
-	u := &staticUnit{mon: make(chan int, 1)}
-	u.mon <- monitcompat.Monitored
-	return u
-}
-
-func (u *staticUnit) set(v int) { <-u.mon; u.mon <- v }
-
-func (u *staticUnit) Start(context.Context) error     { u.set(monitcompat.Monitored); return nil }
-func (u *staticUnit) Stop(context.Context) error      { u.set(monitcompat.NotMonitored); return nil }
-func (u *staticUnit) Monitor(context.Context) error   { u.set(monitcompat.Monitored); return nil }
-func (u *staticUnit) Unmonitor(context.Context) error { u.set(monitcompat.NotMonitored); return nil }
-func (u *staticUnit) Status() monitcompat.UnitStatus {
-	v := <-u.mon
-	u.mon <- v
-	return monitcompat.UnitStatus{Running: true, Monitor: v, Collected: time.Now()}
-}
-
 // buildEngine makes the monit engine for a load, over the supervisors of
-// the tree. Units of unchanged static checks are kept.
-func (d *Daemon) buildEngine(m *monitLoad, old *monitcompat.Engine) *monitcompat.Engine {
+// the tree; the engine's cycles check the other services (files, hosts,
+// the system) through check units, kept from the engine before while
+// their service is unchanged. booting names the services the reload
+// starts because they do not run (their first start counts for the
+// restart-rate rules, as in monit).
+func (d *Daemon) buildEngine(m *monitLoad, old *monitcompat.Engine, booting []string, booted <-chan struct{}) *monitcompat.Engine {
 	units := map[string]monitcompat.Unit{}
+	unmonitored := d.readMonitState()
 	for _, s := range m.cfg.Services {
 		key := strings.ToLower(s.Name)
 		if id, ok := m.ids[key]; ok {
 			if sup, ok := d.tree.Get(id); ok {
-				u := &monitcompat.SupervisorUnit{Sup: sup, Stats: d.procStats}
+				u := &monitcompat.SupervisorUnit{Sup: sup, Stats: d.procStats, Passive: passive(s)}
 				if s.Start != nil {
 					u.StartTimeout = s.Start.Timeout
 				}
@@ -178,13 +153,15 @@ func (d *Daemon) buildEngine(m *monitLoad, old *monitcompat.Engine) *monitcompat
 		}
 		if old != nil {
 			if u, ok := old.Unit(s.Name); ok {
-				if su, ok := u.(*staticUnit); ok {
-					units[s.Name] = su
-					continue
+				if was, ok := old.Config().Lookup(s.Name); ok && sameService(was, s) {
+					if cu, ok := u.(*monitcompat.CheckUnit); ok {
+						units[s.Name] = cu
+						continue
+					}
 				}
 			}
 		}
-		units[s.Name] = newStaticUnit()
+		units[s.Name] = monitcompat.NewCheckUnit(s, !unmonitored[key] && s.Mode != "manual")
 	}
 	inc := time.Now().Unix()
 	last := d.loadMonitState().Incarnation
@@ -194,7 +171,56 @@ func (d *Daemon) buildEngine(m *monitLoad, old *monitcompat.Engine) *monitcompat
 	if inc <= last {
 		inc = last + 1 // the agent waits for a different one
 	}
-	return monitcompat.NewEngine(m.cfg, units, d.started, inc, d.actionDone)
+	return monitcompat.NewEngineWith(m.cfg, units, monitcompat.EngineOptions{Started: d.started, Incarnation: inc,
+		OnDone: d.actionDone, Alert: d.sendAlert, Spawn: d.spawnProgram, Booting: booting, Host: hostname(),
+		Stats: d.procStats, Booted: booted, OnChange: d.changes.notify})
+}
+
+// passive reports whether the supervisor of a process service must not
+// restart it: monit's mode passive, or an "if not exist" test whose action
+// is not a restart (the engine runs that action).
+func passive(s *monitrc.Service) bool {
+	if s.Mode == "passive" {
+		return true
+	}
+	for _, t := range s.Tests {
+		if t.Kind == monitrc.TestExist && t.Action.Kind != monitrc.ActRestart && t.Action.Kind != monitrc.ActStart {
+			return true
+		}
+	}
+	return false
+}
+
+// sendAlert mails an alert of the engine's, when the control files name a
+// mail server; it never blocks.
+func (d *Daemon) sendAlert(a monitcompat.Alert) {
+	if al := d.alerts.cur.Load(); al != nil {
+		al.Send(a)
+	}
+}
+
+// spawnProgram runs a program of the engine's (an exec action, a check's
+// start or stop program) in a session of its own, owned by the daemon:
+// bounded by the supervisors' life (the session is ended then) and waited
+// for before Run returns.
+func (d *Daemon) spawnProgram(p *monitrc.Program, env []string) {
+	run, err := monitcompat.Spawn(p, env)
+	if err != nil {
+		d.log.Error("monit program", "program", p.Argv[0], "error", err)
+		return
+	}
+	d.log.Info("monit program", "program", p.Argv[0], "pid", run.PID)
+	d.commands.Go(func() {
+		select {
+		case err = <-run.Done:
+		case <-d.treeCtx.Done():
+			monitcompat.EndSession(run.PID, 0)
+			err = <-run.Done
+		}
+		if err != nil {
+			d.log.Warn("monit program", "program", p.Argv[0], "error", err)
+		}
+	})
 }
 
 func (d *Daemon) actionDone(svc, action string, err error) {
@@ -250,7 +276,7 @@ func hostname() string {
 
 // swapEngine puts the monit engine of next in force (and starts the HTTP
 // API the first time). Called with mu held.
-func (d *Daemon) swapEngine(next *loaded) error {
+func (d *Daemon) swapEngine(next *loaded, booting []string, booted <-chan struct{}) error {
 	if d.engineStop != nil {
 		d.engineStop()
 		d.engineStop = nil
@@ -260,7 +286,7 @@ func (d *Daemon) swapEngine(next *loaded) error {
 		return nil
 	}
 	d.setAlerter(next.monit.cfg)
-	e := d.buildEngine(next.monit, d.engine.Load())
+	e := d.buildEngine(next.monit, d.engine.Load(), booting, booted)
 	ctx, cancel := context.WithCancel(d.monitCtx)
 	ran := make(chan struct{})
 	go func() { defer close(ran); e.Run(ctx) }()

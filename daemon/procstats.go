@@ -20,6 +20,7 @@ func (d *Daemon) procStats(pid int, st *monitcompat.UnitStatus) {
 	}
 	tree := snap.Tree(pid)
 	st.MemKB, st.MemKBTotal, st.Children = own.RSSBytes/1024, tree.RSSBytes/1024, tree.Processes-1
+	st.CPUTicks, st.CPUTicksTotal = own.CPUTicks, uint64(tree.CPUSeconds*100+0.5)
 	if total := d.usage.memTotal(); total > 0 {
 		st.MemPct = 100 * float64(st.MemKB) / float64(total/1024)
 		st.MemPctTotal = 100 * float64(st.MemKBTotal) / float64(total/1024)

@@ -113,22 +113,28 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 		stopped = d.readStopped()
 	}
 	var toStart, finishStop []supervise.ID
+	var booting []string // the monit services started because they do not run (monit's first cycle)
 	for _, id := range start {
 		if _, ok := d.tree.Get(id); ok {
 			continue // its stop failed: it keeps running as it was
 		}
 		keepDown := next.monit != nil && (unmonitored[strings.ToLower(next.monit.serviceOf(id))] ||
 			next.monit.mode(id) == "manual")
-		if !keepDown && !stopped[id] {
+		// monit never starts a passive service itself: it only watches it.
+		watchOnly := next.monit != nil && next.monit.mode(id) == "passive"
+		if !keepDown && !stopped[id] && !watchOnly {
 			toStart = append(toStart, id)
 		}
 		if svc := programOf(next, id); svc != nil {
 			r := &monitcompat.ProgramRunner{Service: svc, Host: hostname()}
 			cfg := supervise.Config{ID: id, Timing: r.Timing(d.cfg.Timing), Runner: r, OnChange: d.onChange,
 				Unmonitored: keepDown}
-			d.withMonitTests(next.monit, id, &cfg)
+			withMonitTiming(next.monit, id, &cfg)
 			if _, aerr := d.tree.Add(cfg); aerr != nil {
 				err = errors.Join(err, aerr)
+			}
+			if !keepDown && !watchOnly && !monitcompat.Alive(svc.PidFile) {
+				booting = append(booting, svc.Name)
 			}
 			continue
 		}
@@ -137,7 +143,7 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 			NoIsolation: d.cfg.NoIsolation, Log: d.log})
 		next.runners[id] = r
 		scfg := d.supervisorConfig(id, want[id], r)
-		d.withMonitTests(next.monit, id, &scfg)
+		withMonitTiming(next.monit, id, &scfg)
 		// A live init (left by a daemon that died) is adopted, not started again.
 		if p, aerr := proc.Adopt(d.cfg.Layout, id.Job, id.Process); aerr == nil {
 			scfg.Adopt = p
@@ -145,13 +151,17 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 			if stopped[id] { // a stop its daemon did not live to finish
 				finishStop = append(finishStop, id)
 			}
+		} else if next.monit != nil && !keepDown && !watchOnly {
+			booting = append(booting, next.monit.serviceOf(id))
 		}
 		scfg.Unmonitored = keepDown
 		if _, aerr := d.tree.Add(scfg); aerr != nil {
 			err = errors.Join(err, aerr)
 		}
 	}
-	if serr := d.swapEngine(next); serr != nil {
+	booted := make(chan struct{}) // the engine's first cycle waits for the starts below
+	defer close(booted)
+	if serr := d.swapEngine(next, booting, booted); serr != nil {
 		next.problems = append(next.problems, control.Problem{Severity: "error", Message: serr.Error()})
 	}
 	res.Problems = next.problems

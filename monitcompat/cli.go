@@ -110,6 +110,7 @@ func (c *CLI) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "monit: %v\n", err)
 		return 1
 	}
+	cfg = cfg.WithSystem(hostname()) // "all" includes monit's own system service
 	if syntax {
 		if len(cfg.Problems) > 0 {
 			for _, p := range cfg.Problems {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/vigil-bosh/vigil/monitrc"
 	"github.com/vigil-bosh/vigil/supervise"
 )
@@ -85,9 +87,11 @@ func TestProgramRunner(t *testing.T) {
 	}
 
 	fail := &ProgramRunner{Service: &monitrc.Service{Name: "f", Type: monitrc.TypeProcess, PidFile: filepath.Join(dir, "none.pid"),
-		Start: &monitrc.Program{Argv: []string{script(t, dir, "fail", "exit 3\n")}, Timeout: 10 * time.Second}}}
+		Start: &monitrc.Program{Argv: []string{script(t, dir, "fail", "exit 3\n")}, Timeout: 300 * time.Millisecond}}}
 	p, _ = fail.Start(context.Background())
-	if ev := nextEvent(t, p); ev.Exit.Err != "start program: exit status 3" {
+	// As monit: the start program's status does not count, only the
+	// process it should leave: none after the timeout.
+	if ev := nextEvent(t, p); !strings.HasSuffix(ev.Exit.Err, "(start program: exit status 3)") {
 		t.Fatalf("failed start: %+v", ev)
 	}
 	slow := &ProgramRunner{Service: &monitrc.Service{Name: "s", Type: monitrc.TypeProcess, PidFile: filepath.Join(dir, "none.pid"),
@@ -102,3 +106,42 @@ func TestProgramRunner(t *testing.T) {
 		t.Fatal("stale pid trusted")
 	}
 }
+
+// TestFailedStartEndsItsSession: a start program that fails leaves
+// nothing behind: what it started in its session is killed when the start
+// fails (no process in the pid file by the timeout), so that retries do
+// not pile its children up.
+func TestFailedStartEndsItsSession(t *testing.T) {
+	dir := t.TempDir()
+	child := filepath.Join(dir, "child.pid")
+	r := &ProgramRunner{Service: &monitrc.Service{Name: "leaky", Type: monitrc.TypeProcess,
+		PidFile: filepath.Join(dir, "none.pid"),
+		Start: &monitrc.Program{Argv: []string{script(t, dir, "leak", "sleep 1000 &\necho $! > "+child+"\nexit 1\n")},
+			Timeout: 300 * time.Millisecond}}}
+	p, err := r.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := nextEvent(t, p); ev.Running {
+		t.Fatalf("started: %+v", ev)
+	}
+	b, err := os.ReadFile(child)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return // gone (and reaped) already
+	}
+	defer unix.Close(fd)
+	// The kill is sent before the exit is reported: the child ends now.
+	n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(testGuard/time.Millisecond))
+	if err != nil || n != 1 {
+		unix.Kill(pid, unix.SIGKILL)
+		t.Fatalf("the failed start's child %d is still running (%v)", pid, err)
+	}
+}
+
+// testGuard bounds a wait that only a failure makes long.
+const testGuard = 20 * time.Second

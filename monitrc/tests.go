@@ -1,41 +1,122 @@
 package monitrc
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
 
-var resources = map[string]bool{
-	"totalmem": true, "memory": true, "mem": true, "cpu": true, "totalcpu": true,
-	"children": true, "loadavg": true,
+// The resources of resource tests, by the words the grammar takes, named
+// as monit's messages name them.
+var resources = map[string]string{
+	"cpu": "cpu", "totalcpu": "totalcpu",
+	"cpu(user)": "cpuuser", "cpu(us)": "cpuuser", "cpu(usr)": "cpuuser",
+	"cpu(system)": "cpusystem", "cpu(sy)": "cpusystem", "cpu(sys)": "cpusystem",
+	"cpu(wait)": "cpuwait", "cpu(wa)": "cpuwait",
+	"mem": "memory", "memory": "memory", "totalmem": "totalmem", "totalmemory": "totalmem",
+	"swap": "swap", "children": "children", "child": "children",
+	"load": "loadavg1", "loadavg": "loadavg1", "loadavg(1)": "loadavg1", "loadavg(1m)": "loadavg1",
+	"loadavg(1min)": "loadavg1", "loadavg(5)": "loadavg5", "loadavg(5m)": "loadavg5",
+	"loadavg(5min)": "loadavg5", "loadavg(15)": "loadavg15", "loadavg(15m)": "loadavg15",
+	"loadavg(15min)": "loadavg15",
 }
 
-// ifTest reads `if CONDITION then ACTION [else if succeeded then ACTION]`.
+// systemResources are those a check system may test.
+var systemResources = []string{"cpuuser", "cpusystem", "cpuwait", "memory", "swap", "loadavg1", "loadavg5", "loadavg15"}
+
+// processResources are those a check process may test.
+var processResources = []string{"cpu", "totalcpu", "memory", "totalmem", "children", "loadavg1", "loadavg5", "loadavg15"}
+
+// resourceWord reads a resource name, which may be written in parts:
+// "loadavg (5min)", "cpu usage (user)" (usage is noise).
+func (p *parser) resourceWord() (string, bool) {
+	t := p.peek()
+	if p.eof() || t.kind != tWord {
+		return "", false
+	}
+	w := t.low
+	if (w == "cpu" || w == "loadavg" || w == "load") && p.pos+1 < len(p.toks) && strings.HasPrefix(p.toks[p.pos+1].low, "(") {
+		w += p.toks[p.pos+1].low
+		if _, ok := resources[strings.ReplaceAll(w, " ", "")]; ok {
+			p.pos++
+		}
+	}
+	r, ok := resources[strings.ReplaceAll(w, " ", "")]
+	if ok {
+		p.pos++
+	}
+	return r, ok
+}
+
+// ifTest reads `if CONDITION [rate] then ACTION [else if succeeded [rate]
+// then ACTION]`, or `ignore [not] match ...`.
 func (p *parser) ifTest(at token) error {
-	tst := Test{Line: at.line}
+	tst := Test{Line: at.line, Timeout: DefaultConnTimeout}
 	var err error
+	recovery := true // whether the grammar allows an else branch
 	switch {
+	case at.low == "ignore":
+		tst.Kind, tst.Ignore = TestMatch, true
+		return p.addTest(tst, p.match(&tst))
 	case p.is("failed"):
 		p.pos++
-		tst.Kind = TestConnection
-		err = p.connection(&tst)
-	case p.is(keys(resources)...):
-		tst.Kind = TestResource
-		err = p.resource(&tst)
+		err = p.failed(&tst)
+	case p.is("not") && p.peekAt(1, "exist"):
+		p.pos += 2
+		tst.Kind, tst.Text = TestExist, "not exist"
+	case p.is("not", "match", "matching"):
+		tst.Kind, recovery = TestMatch, false
+		err = p.match(&tst)
+	case p.is("changed"):
+		p.pos++
+		tst.Changed, recovery = true, false
+		err = p.changed(&tst)
+	case p.is("timestamp"):
+		p.pos++
+		tst.Kind = TestTimestamp
+		err = p.compare(&tst, "timestamp", timeUnits)
+	case p.is("size"):
+		p.pos++
+		tst.Kind = TestSize
+		err = p.compare(&tst, "size", sizeUnits)
+	case p.is("space"):
+		p.pos++
+		tst.Kind = TestSpace
+		err = p.compare(&tst, "space", sizeUnits)
+	case p.is("inode", "inodes"):
+		p.pos++
+		tst.Kind = TestInode
+		err = p.compare(&tst, "inode", nil)
 	case p.peek().kind == tWord && isNumber(p.peek().text):
-		tst.Kind = TestRestarts
+		tst.Kind, recovery = TestRestarts, false
 		err = p.restarts(&tst)
 	default:
-		tst.Kind = TestOther
-		err = p.other(&tst)
+		r, ok := p.resourceWord()
+		if !ok {
+			return p.unexpected("a test after if")
+		}
+		tst.Kind, tst.Resource = TestResource, r
+		err = p.resource(&tst)
 	}
 	if err != nil {
 		return err
 	}
+	if tst.Kind != TestConnection { // a connection test reads its rate among its options
+		if err := p.cycles(&tst.Failures, &tst.Cycles); err != nil {
+			return err
+		}
+		if _, err := p.expect("then"); err != nil {
+			return err
+		}
+	}
 	if tst.Action, err = p.action(tst.Kind == TestRestarts); err != nil {
 		return err
 	}
+	tst.Recovery = Action{Kind: ActAlert}
 	if p.is("else") {
+		if !recovery {
+			return p.errf(p.peek(), "syntax error: a %s test has no else branch", tst.describe())
+		}
 		p.pos++
 		if _, err := p.expect("if"); err != nil {
 			return err
@@ -43,23 +124,51 @@ func (p *parser) ifTest(at token) error {
 		if _, err := p.expect("succeeded", "passed", "recovered"); err != nil {
 			return err
 		}
+		if err := p.cycles(&tst.RecoveryFailures, &tst.RecoveryCycles); err != nil {
+			return err
+		}
 		if _, err := p.expect("then"); err != nil {
 			return err
 		}
-		if _, err := p.action(false); err != nil {
+		if tst.Recovery, err = p.action(false); err != nil {
 			return err
 		}
 	}
-	p.svc.Tests = append(p.svc.Tests, tst)
+	return p.addTest(tst, nil)
+}
+
+// addTest adds t to the check being read, if its type allows it.
+func (p *parser) addTest(t Test, err error) error {
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(AllowedTests(p.svc.Type), t.Kind) {
+		return &Error{File: p.file, Line: t.Line, Msg: "syntax error: a " + t.describe() +
+			" test is not allowed in a check " + strings.ToLower(p.svc.Type.Word())}
+	}
+	if t.Kind == TestResource {
+		allowed := processResources
+		if p.svc.Type == TypeSystem {
+			allowed = systemResources
+		}
+		if !slices.Contains(allowed, t.Resource) {
+			return &Error{File: p.file, Line: t.Line, Msg: "syntax error: resource " + t.Resource +
+				" is not allowed in a check " + strings.ToLower(p.svc.Type.Word())}
+		}
+	}
+	p.svc.Tests = append(p.svc.Tests, t)
 	return nil
 }
 
-func keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
+// describe names the kind of t for messages.
+func (t Test) describe() string {
+	return [...]string{"connection", "resource", "restart rate", "not exist", "permission", "uid", "gid",
+		"timestamp", "size", "checksum", "match", "pid", "ppid", "icmp", "space", "inode", "fsflags"}[t.Kind]
+}
+
+func (p *parser) peekAt(off int, word string) bool {
+	i := p.pos + off
+	return i < len(p.toks) && p.toks[i].kind == tWord && p.toks[i].low == word
 }
 
 func isNumber(s string) bool {
@@ -67,9 +176,9 @@ func isNumber(s string) bool {
 	return err == nil
 }
 
-// cycles reads an optional `[N] M cycles` (for N cycles, or N times within
-// M cycles) and stores it in t.
-func (p *parser) cycles(t *Test) error {
+// cycles reads an optional rate, `N cycles` (N of N) or `N M cycles` (N
+// times within M cycles), into failures and cycles.
+func (p *parser) cycles(failures, cycles *int) error {
 	if p.peek().kind != tWord || !isNumber(p.peek().text) {
 		return nil
 	}
@@ -86,16 +195,145 @@ func (p *parser) cycles(t *Test) error {
 	if _, err := p.expect("cycle", "cycles"); err != nil {
 		return err
 	}
-	if n > m || m == 0 {
+	if m < 1 || m > 64 {
+		return p.errf(p.toks[p.pos-1], "the number of cycles must be between 1 and 64")
+	}
+	if n < 1 || n > m {
 		return p.errf(p.toks[p.pos-1], "%d times within %d cycles is impossible", n, m)
 	}
-	t.Failures, t.Cycles = n, m
+	*failures, *cycles = n, m
+	return nil
+}
+
+// failed reads what follows `if failed`: a connection test, or a
+// permission, uid, gid, checksum or icmp test.
+func (p *parser) failed(t *Test) error {
+	switch {
+	case p.is("permission", "perm"):
+		p.pos++
+		w, err := p.word("a permission after permission")
+		if err != nil {
+			return err
+		}
+		perm, perr := strconv.ParseUint(w.text, 8, 32)
+		if perr != nil || perm > 0o7777 {
+			return p.errf(w, "permission statements must have an octal value between 0 and 7777")
+		}
+		t.Kind, t.Perm, t.Text = TestPermission, uint32(perm), "permission "+w.text
+		return nil
+	case p.is("uid", "gid"):
+		kind := map[string]TestKind{"uid": TestUID, "gid": TestGID}[p.next().low]
+		w, err := p.word("a user or group")
+		if err != nil {
+			return err
+		}
+		t.Kind, t.Owner, t.Text = kind, w.text, map[TestKind]string{TestUID: "uid ", TestGID: "gid "}[kind]+w.text
+		return nil
+	case p.is("md5", "sha1", "checksum"):
+		t.Kind = TestChecksum
+		return p.checksum(t)
+	case p.is("icmp"):
+		p.pos++
+		t.Kind, t.Text = TestICMP, "icmp"
+		for p.is("type", "echo", "count", "timeout") {
+			w := p.next()
+			switch w.low {
+			case "type":
+				if _, err := p.expect("echo"); err != nil {
+					return err
+				}
+			case "count":
+				if _, _, err := p.number("a count"); err != nil {
+					return err
+				}
+			case "timeout":
+				d, err := p.seconds()
+				if err != nil {
+					return err
+				}
+				t.Timeout = d
+			}
+		}
+		return nil
+	}
+	t.Kind = TestConnection
+	return p.connection(t)
+}
+
+// checksum reads `[md5|sha1] checksum [expect HASH]`.
+func (p *parser) checksum(t *Test) error {
+	if p.is("md5", "sha1") {
+		t.Hash = p.next().low
+	}
+	if _, err := p.expect("checksum"); err != nil {
+		return err
+	}
+	if !t.Changed && p.is("expect") {
+		p.pos++
+		w, err := p.word("a checksum after expect")
+		if err != nil {
+			return err
+		}
+		t.Sum = strings.ToLower(w.text)
+		if t.Hash == "" {
+			t.Hash = map[int]string{32: "md5", 40: "sha1"}[len(t.Sum)]
+		}
+		if (t.Hash == "md5" && len(t.Sum) != 32) || (t.Hash == "sha1" && len(t.Sum) != 40) || t.Hash == "" {
+			return p.errf(w, "invalid checksum %q", w.text)
+		}
+	}
+	t.Text = "checksum"
+	return nil
+}
+
+// changed reads what follows `if changed`.
+func (p *parser) changed(t *Test) error {
+	w := p.peek()
+	switch {
+	case p.is("timestamp"):
+		t.Kind = TestTimestamp
+	case p.is("size"):
+		t.Kind = TestSize
+	case p.is("md5", "sha1", "checksum"):
+		t.Kind = TestChecksum
+		return p.checksum(t)
+	case p.is("pid"):
+		t.Kind = TestPID
+	case p.is("ppid"):
+		t.Kind = TestPPID
+	case p.is("fsflag", "fsflags"):
+		t.Kind = TestFsflag
+	default:
+		return p.unexpected("timestamp, size, checksum, pid, ppid or fsflags after changed")
+	}
+	p.pos++
+	t.Text = "changed " + w.low
+	return nil
+}
+
+// match reads `[not] match REGEX|PATH`.
+func (p *parser) match(t *Test) error {
+	if p.is("not") {
+		p.pos++
+		t.Not = true
+	}
+	if _, err := p.expect("match", "matching"); err != nil {
+		return err
+	}
+	w, err := p.word("a regular expression or a file after match")
+	if err != nil {
+		return err
+	}
+	t.Kind, t.Pattern = TestMatch, w.text
+	t.PatternFile = w.kind == tWord && strings.HasPrefix(w.text, "/")
+	t.Text = "match " + w.text
+	if t.Not {
+		t.Text = "not " + t.Text
+	}
 	return nil
 }
 
 func (p *parser) connection(t *Test) error {
-	var parts []string
-	t.Timeout = DefaultConnTimeout
 	for !p.is("then") {
 		if p.eof() {
 			return p.unexpected("then")
@@ -108,7 +346,7 @@ func (p *parser) connection(t *Test) error {
 				return err
 			}
 			t.Host = w.text
-		case p.is("port"):
+		case p.is("port", "portnumber"):
 			p.pos++
 			n, err := p.port()
 			if err != nil {
@@ -143,6 +381,19 @@ func (p *parser) connection(t *Test) error {
 				return err
 			}
 			t.Request = w.text
+		case p.is("send", "expect"):
+			kind := p.next().low
+			w, err := p.word("a string after " + kind)
+			if err != nil {
+				return err
+			}
+			t.Generic = append(t.Generic, Exchange{Send: kind == "send", Text: w.text})
+			t.Protocol = "generic"
+		case p.is("hostheader"):
+			p.pos++
+			if _, err := p.word("a host header"); err != nil {
+				return err
+			}
 		case p.is("timeout"):
 			p.pos++
 			d, err := p.seconds()
@@ -151,7 +402,7 @@ func (p *parser) connection(t *Test) error {
 			}
 			t.Timeout = d
 		case p.peek().kind == tWord && isNumber(p.peek().text):
-			if err := p.cycles(t); err != nil {
+			if err := p.cycles(&t.Failures, &t.Cycles); err != nil {
 				return err
 			}
 		default:
@@ -162,58 +413,105 @@ func (p *parser) connection(t *Test) error {
 	if t.Port == 0 && t.Socket == "" {
 		return p.errf(p.toks[p.pos-1], "connection test needs a port or a unix socket")
 	}
-	if t.Socket != "" {
-		parts = append(parts, "unixsocket "+t.Socket)
-	} else {
-		host := t.Host
-		if host == "" {
-			host = "localhost"
+	if t.Host == "" && t.Socket == "" {
+		t.Host = "localhost" // as monit: a check host's own address, else localhost
+		if p.svc.Type == TypeHost && p.svc.Address != "" {
+			t.Host = p.svc.Address
 		}
-		parts = append(parts, host+":"+strconv.Itoa(t.Port))
 	}
-	if t.Protocol != "" {
-		parts = append(parts, "protocol "+t.Protocol+" "+t.Request)
+	if t.Socket != "" {
+		t.Text = "failed unixsocket " + t.Socket
+	} else {
+		t.Text = "failed " + t.Host + ":" + strconv.Itoa(t.Port) + t.Request
 	}
-	t.Text = "failed " + strings.TrimSpace(strings.Join(parts, " "))
 	return nil
 }
 
-// resource reads `RESOURCE (>|<|=|!=) N [unit|%] [cycles] then`.
-func (p *parser) resource(t *Test) error {
-	t.Resource = p.next().low
-	if !p.is(">", "<", "!=", "<>", "==", "gt", "lt", "greater", "less", "equal", "not") {
-		return p.unexpected("a comparison")
+// Units of sizes (bytes) and times (seconds).
+var (
+	sizeUnits = map[string]float64{"b": 1, "byte": 1, "bytes": 1, "kb": 1 << 10, "kilobyte": 1 << 10,
+		"kilobytes": 1 << 10, "mb": 1 << 20, "megabyte": 1 << 20, "megabytes": 1 << 20, "gb": 1 << 30,
+		"gigabyte": 1 << 30, "gigabytes": 1 << 30, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+	timeUnits = map[string]float64{"second": 1, "seconds": 1, "s": 1, "minute": 60, "minutes": 60,
+		"hour": 3600, "hours": 3600, "day": 86400, "days": 86400}
+	operators = map[string]string{">": ">", "gt": ">", "greater": ">", "<": "<", "lt": "<", "less": "<",
+		"==": "=", "eq": "=", "equal": "=", "!=": "!=", "ne": "!=", "notequal": "!=", "<>": "!=", "changed": "!="}
+)
+
+// operator reads an optional comparison (none means equal, as monit).
+func (p *parser) operator() string {
+	if p.peek().kind == tWord {
+		if op, ok := operators[p.peek().low]; ok {
+			p.pos++
+			return op
+		}
 	}
-	t.Operator = p.next().low
+	return "="
+}
+
+// limit reads a number with an optional percent sign or unit, in units
+// (nil: a plain number).
+func (p *parser) limit(t *Test, units map[string]float64) error {
 	nt := p.next()
 	num := strings.TrimSuffix(nt.text, "%")
 	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || nt.kind != tWord {
+	if err != nil || nt.kind != tWord || v < 0 {
 		return p.errf(nt, "syntax error: expected a number, got %q", nt.text)
 	}
-	t.Limit = v
-	t.Percent = strings.HasSuffix(nt.text, "%")
-	units := map[string]float64{"b": 1.0 / 1024, "byte": 1.0 / 1024, "bytes": 1.0 / 1024,
-		"kb": 1, "k": 1, "kilobyte": 1, "kilobytes": 1, "mb": 1024, "m": 1024, "megabyte": 1024,
-		"megabytes": 1024, "gb": 1024 * 1024, "g": 1024 * 1024, "gigabyte": 1024 * 1024, "gigabytes": 1024 * 1024}
+	t.Limit, t.Percent = v, strings.HasSuffix(nt.text, "%")
 	switch {
-	case p.is("%"):
+	case p.is("%", "percent"):
 		p.pos++
 		t.Percent = true
-	case p.peek().kind == tWord && units[p.peek().low] != 0:
+	case !t.Percent && units != nil && p.peek().kind == tWord && units[p.peek().low] != 0:
 		t.Limit *= units[p.next().low]
 	}
-	if err := p.cycles(t); err != nil {
+	return nil
+}
+
+// compare reads `[OPERATOR] N [unit|%]` of a timestamp, size, space or
+// inode test.
+func (p *parser) compare(t *Test, what string, units map[string]float64) error {
+	t.Operator = p.operator()
+	if err := p.limit(t, units); err != nil {
 		return err
 	}
-	if _, err := p.expect("then"); err != nil {
+	if t.Percent && t.Kind != TestSpace && t.Kind != TestInode {
+		return p.errf(p.toks[p.pos-1], "a %s test takes no percentage", what)
+	}
+	t.Text = what + t.Operator + strconv.FormatFloat(t.Limit, 'f', -1, 64)
+	return nil
+}
+
+// resource reads `(>|<|=|!=) N [unit|%]` after the resource's name.
+// Memory and swap limits are kept in kilobytes, as monit keeps them.
+func (p *parser) resource(t *Test) error {
+	t.Operator = p.operator()
+	kb := map[string]float64{}
+	for k, v := range sizeUnits {
+		kb[k] = v / 1024
+	}
+	units := map[string]map[string]float64{"memory": kb, "totalmem": kb, "swap": kb}[t.Resource]
+	if err := p.limit(t, units); err != nil {
 		return err
 	}
-	unit := " kB"
+	if units != nil && !t.Percent {
+		t.Limit = float64(int64(t.Limit)) // monit keeps whole kilobytes
+	}
+	switch t.Resource {
+	case "cpu", "totalcpu", "cpuuser", "cpusystem", "cpuwait":
+		if !t.Percent {
+			return p.errf(p.toks[p.pos-1], "a cpu test takes a percentage")
+		}
+	case "children", "loadavg1", "loadavg5", "loadavg15":
+		if t.Percent {
+			return p.errf(p.toks[p.pos-1], "a %s test takes no percentage", t.Resource)
+		}
+	}
+	t.Text = t.Resource + t.Operator + strconv.FormatFloat(t.Limit, 'f', -1, 64)
 	if t.Percent {
-		unit = "%"
+		t.Text += "%"
 	}
-	t.Text = t.Resource + " " + t.Operator + " " + strconv.FormatFloat(t.Limit, 'f', -1, 64) + unit
 	return nil
 }
 
@@ -233,31 +531,14 @@ func (p *parser) restarts(t *Test) error {
 	if _, err := p.expect("cycle", "cycles"); err != nil {
 		return err
 	}
-	if _, err := p.expect("then"); err != nil {
-		return err
-	}
 	t.Failures, t.Cycles = n, m
 	t.Text = strconv.Itoa(n) + " restarts within " + strconv.Itoa(m) + " cycles"
 	return nil
 }
 
-// other reads any other condition up to then, keeping its text.
-func (p *parser) other(t *Test) error {
-	var words []string
-	for !p.is("then") {
-		if p.eof() {
-			return p.unexpected("then")
-		}
-		words = append(words, p.next().text)
-	}
-	p.pos++
-	t.Text = strings.Join(words, " ")
-	return nil
-}
-
 // action reads ACTION after then; timeout is allowed for restart rates.
 func (p *parser) action(rate bool) (Action, error) {
-	words := []string{"alert", "restart", "start", "stop", "unmonitor", "exec"}
+	words := []string{"alert", "restart", "start", "stop", "unmonitor", "exec", "execute"}
 	if rate {
 		words = append(words, "timeout")
 	}
@@ -266,6 +547,9 @@ func (p *parser) action(rate bool) (Action, error) {
 		return Action{}, err
 	}
 	a := Action{Kind: ActionKind(w.low)}
+	if w.low == "execute" {
+		a.Kind = ActExec
+	}
 	if a.Kind == ActExec {
 		if a.Exec, err = p.program(); err != nil {
 			return Action{}, err

@@ -1,0 +1,226 @@
+package monitcompat
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vigil-bosh/vigil/monitrc"
+)
+
+// PortResult is the last result of one connection test.
+type PortResult struct {
+	Test     int // its index in the service's tests
+	OK       bool
+	Response time.Duration // how long the test took when it passed
+}
+
+// protocols are those vigil speaks, by monit's name for them: the greeting
+// a server must answer with (empty: none is read).
+var protocols = map[string]string{
+	"default": "", "http": "", "generic": "",
+	"ftp": "220", "smtp": "220", "ssh": "SSH-", "pop": "+OK", "imap": "* OK", "nntp": "20",
+}
+
+// ProtocolName is monit's word for a test's protocol.
+func ProtocolName(t monitrc.Test) string {
+	switch p := t.Protocol; p {
+	case "":
+		return "DEFAULT"
+	case "generic":
+		return "generic"
+	case "postfix-policy":
+		return "POSTFIX-POLICY"
+	default:
+		return strings.ToUpper(p)
+	}
+}
+
+// PortType is monit's word for a test's socket type.
+func PortType(t monitrc.Test) string {
+	switch t.Type {
+	case "udp":
+		return "UDP"
+	case "tcpssl":
+		return "TCPSSL"
+	}
+	return "TCP"
+}
+
+// PortDescription is a test's address as monit's messages write it.
+func PortDescription(t monitrc.Test) string {
+	if t.Socket != "" {
+		return "UNIX[" + t.Socket + "]"
+	}
+	return "INET[" + t.Host + ":" + strconv.Itoa(t.Port) + t.Request + "] via " + PortType(t)
+}
+
+// connectionTests lists the indexes of svc's connection tests in monit's
+// order, the last written first (monit prepends each to its port list).
+func connectionTests(svc *monitrc.Service) []int { return reversed(svc, monitrc.TestConnection) }
+
+// connections runs svc's connection tests, one after another each within
+// its timeout, and keeps their results for the status.
+func (e *Engine) connections(ctx context.Context, svc *monitrc.Service, st *svcState) []posted {
+	var out []posted
+	var ports []PortResult
+	for _, i := range connectionTests(svc) {
+		t := svc.Tests[i]
+		start := time.Now()
+		c := connect(ctx, t)
+		ports = append(ports, PortResult{Test: i, OK: !c.failed, Response: time.Since(start)})
+		out = append(out, testResult(i, t, c))
+	}
+	e.mu.Lock()
+	st.ports = ports
+	e.mu.Unlock()
+	return out
+}
+
+// checkHost runs a remote host's tests: ICMP, which vigil does not
+// perform (reported as a data access error, never as a success), then its
+// connection tests.
+func (e *Engine) checkHost(ctx context.Context, svc *monitrc.Service, st *svcState) []posted {
+	var out []posted
+	for i, t := range svc.Tests {
+		if t.Kind == monitrc.TestICMP {
+			out = append(out, notPerformed(i, t))
+		}
+	}
+	return append(out, e.connections(ctx, svc, st)...)
+}
+
+// notPerformed is the result of a test vigil cannot perform: a failure
+// that says so, alerted, never acted on.
+func notPerformed(i int, t monitrc.Test) posted {
+	return posted{key: "test" + strconv.Itoa(i), bit: EventData, failed: true,
+		message: fmt.Sprintf("vigil does not perform the test 'if %s' (line %d)", t.Text, t.Line),
+		action:  monitrc.Action{Kind: monitrc.ActAlert}, recover: monitrc.Action{Kind: monitrc.ActAlert}}
+}
+
+// connect runs one connection test (monit's check_connection): open the
+// socket, then speak its protocol.
+func connect(ctx context.Context, t monitrc.Test) checked {
+	fail := func(format string, a ...any) checked {
+		return checked{bit: EventConnection, failed: true, message: fmt.Sprintf(format, a...)}
+	}
+	greeting, known := protocols[t.Protocol]
+	if t.Protocol == "" {
+		known = true
+	}
+	if !known || t.Type == "tcpssl" {
+		return checked{bit: EventData, failed: true,
+			message: fmt.Sprintf("vigil does not speak %s over %s: the test 'if %s' (line %d) is not performed",
+				ProtocolName(t), PortType(t), t.Text, t.Line)}
+	}
+	timeout := t.Timeout
+	if timeout <= 0 {
+		timeout = monitrc.DefaultConnTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	network, addr := "tcp", net.JoinHostPort(t.Host, strconv.Itoa(t.Port))
+	switch {
+	case t.Socket != "":
+		network, addr = "unix", t.Socket
+	case t.Type == "udp":
+		network = "udp"
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return fail("failed, cannot open a connection to %s", PortDescription(t))
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	if ok := speak(conn, t, greeting); !ok {
+		return fail("failed protocol test [%s] at %s", ProtocolName(t), PortDescription(t))
+	}
+	return checked{bit: EventConnection, message: "connection succeeded to " + PortDescription(t)}
+}
+
+// speak runs the protocol over conn: an HTTP request whose status must be
+// below 400, a generic send/expect dialogue, a greeting to read, or for
+// the default protocol nothing (over UDP, a byte whose refusal fails it).
+func speak(conn net.Conn, t monitrc.Test, greeting string) bool {
+	r := bufio.NewReader(conn)
+	switch t.Protocol {
+	case "http":
+		req := t.Request
+		if req == "" {
+			req = "/"
+		}
+		host := t.Host
+		if t.Port != 80 {
+			host = net.JoinHostPort(t.Host, strconv.Itoa(t.Port))
+		}
+		if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nAccept: */*\r\nConnection: close\r\n"+
+			"User-Agent: monit/%s\r\n\r\n", req, host, Version); err != nil {
+			return false
+		}
+		line, err := r.ReadString('\n')
+		f := strings.Fields(line)
+		if err != nil && line == "" || len(f) < 2 {
+			return false
+		}
+		code, err := strconv.Atoi(f[1])
+		return err == nil && code < 400
+	case "generic":
+		return sendExpect(conn, r, t)
+	}
+	if greeting != "" {
+		line, err := r.ReadString('\n')
+		return (err == nil || line != "") && strings.HasPrefix(line, greeting)
+	}
+	if t.Type == "udp" {
+		if _, err := conn.Write([]byte{0}); err != nil {
+			return false
+		}
+		_, err := conn.Read(make([]byte, 1)) // until the test's timeout: silence is a pass
+		var ne net.Error
+		return err == nil || (asNetError(err, &ne) && ne.Timeout())
+	}
+	return true
+}
+
+func asNetError(err error, ne *net.Error) bool {
+	e, ok := err.(net.Error)
+	if ok {
+		*ne = e
+	}
+	return ok
+}
+
+// sendExpect runs a generic protocol's dialogue in order: a send is
+// written, an expect (a regular expression) must match the next line read.
+func sendExpect(conn net.Conn, r *bufio.Reader, t monitrc.Test) bool {
+	for _, x := range t.Generic {
+		if x.Send {
+			if _, err := conn.Write([]byte(unescape(x.Text))); err != nil {
+				return false
+			}
+			continue
+		}
+		re, err := regexp.Compile(x.Text)
+		if err != nil {
+			return false
+		}
+		line, err := r.ReadString('\n')
+		if err != nil && line == "" || !re.MatchString(line) {
+			return false
+		}
+	}
+	return true
+}
+
+// unescape turns \r, \n and \t in a send string into their characters.
+func unescape(s string) string {
+	return strings.NewReplacer(`\r`, "\r", `\n`, "\n", `\t`, "\t").Replace(s)
+}
