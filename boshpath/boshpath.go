@@ -118,6 +118,17 @@ func (l Layout) ControlSocket() string { return filepath.Join(l.VigilRunDir(), "
 // VigilLogDir is ROOT/sys/log/vigil, where the daemon writes its own log.
 func (l Layout) VigilLogDir() string { return filepath.Join(l.root, "sys", "log", "vigil") }
 
+// Inside is where p, a path at or below the root, is seen inside a
+// process's sandbox: the same place below DefaultRoot, where bpm mounts the
+// job's directories whatever the root. Other paths come back as they are.
+func (l Layout) Inside(p string) string {
+	rel, err := filepath.Rel(l.root, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(os.PathSeparator)) {
+		return p
+	}
+	return filepath.Join(DefaultRoot, rel)
+}
+
 // Contains reports whether p lies strictly below the root.
 func (l Layout) Contains(p string) bool {
 	rel, err := filepath.Rel(l.root, p)

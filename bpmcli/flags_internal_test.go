@@ -63,3 +63,13 @@ func TestParseFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionString: a release build prints bpm's version with vigil's as
+// semver build metadata; a development build prints bpm's own marker.
+func TestVersionString(t *testing.T) {
+	for v, want := range map[string]string{"": "[DEV BUILD]", "0.2.0": "1.4.38+vigil.0.2.0"} {
+		if got := versionString(Env{Version: v}); got != want {
+			t.Errorf("versionString(%q) = %q, want %q", v, got, want)
+		}
+	}
+}

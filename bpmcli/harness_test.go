@@ -18,10 +18,15 @@ import (
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/internal/testproc"
+	"github.com/vigil-bosh/vigil/internal/testroot"
 	"github.com/vigil-bosh/vigil/pidfile"
 	"github.com/vigil-bosh/vigil/proc"
 	"github.com/vigil-bosh/vigil/supervise"
 )
+
+// testVersion is the version the tests' vigil binary is stamped with, as
+// the BOSH release's packaging stamps its own.
+const testVersion = "0.0.0-test"
 
 // binDir holds the vigil binary built for the tests and a "bpm" symlink to
 // it. It is set once by TestMain, before any test runs.
@@ -44,7 +49,7 @@ func buildAndRun(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "vigil"), "./cmd/vigil")
+	build := exec.Command("go", "build", "-ldflags", "-X main.version="+testVersion, "-o", filepath.Join(dir, "vigil"), "./cmd/vigil")
 	build.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build vigil: %v\n%s", err, out)
@@ -62,22 +67,18 @@ func buildAndRun(m *testing.M) int {
 // to rep) or small shell scripts.
 type root struct {
 	t      *testing.T
+	tr     *testroot.Root
 	layout boshpath.Layout
 	rep    *testproc.Listener
 	daemon *exec.Cmd // nil in the no-daemon mode
 }
 
 func newRoot(t *testing.T) *root {
-	dir, err := os.MkdirTemp("", "bc") // short: the daemon's socket path must fit
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, _ := boshpath.New(dir)
-	r := &root{t: t, layout: l, rep: testproc.Listen(t)}
-	t.Cleanup(func() {
+	tr := testroot.New(t, "")
+	r := &root{t: t, tr: tr, layout: tr.Layout, rep: tr.Rep}
+	t.Cleanup(func() { // before the root goes
 		r.stopDaemon()
 		r.stopLeftovers()
-		os.RemoveAll(dir)
 	})
 	return r
 }
@@ -91,16 +92,11 @@ type tp struct {
 // job writes ROOT/jobs/NAME/config/bpm.yml for processes running the test
 // binary.
 func (r *root) job(name string, procs ...tp) {
-	self, _ := os.Executable()
-	var b strings.Builder
-	b.WriteString("processes:\n")
-	for _, p := range procs {
-		fmt.Fprintf(&b, "- name: %s\n  executable: %s\n  env:\n", p.name, self)
-		for k, v := range r.rep.Env(p.behaviour, p.env...) {
-			fmt.Fprintf(&b, "    %s: %q\n", k, v)
-		}
+	tps := make([]testroot.Proc, len(procs))
+	for i, p := range procs {
+		tps[i] = testroot.Proc{Name: p.name, Behaviour: p.behaviour, Env: p.env}
 	}
-	r.write(r.layout.BPMConfig(name), b.String(), 0o644)
+	r.tr.Job(name, tps...)
 }
 
 // errand writes a job whose single process (named like the job) is the
@@ -112,12 +108,15 @@ func (r *root) errand(name, body string) string {
 	return exe
 }
 
-func (r *root) write(path, content string, mode os.FileMode) {
+func (r *root) write(path, content string, mode os.FileMode) { r.tr.Write(path, content, mode) }
+
+func (r *root) read(path string) string {
 	r.t.Helper()
-	os.MkdirAll(filepath.Dir(path), 0o755)
-	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+	b, err := os.ReadFile(path)
+	if err != nil {
 		r.t.Fatal(err)
 	}
+	return string(b)
 }
 
 // result is how a command ended.
@@ -212,11 +211,8 @@ func (r *root) stopDaemon() {
 func (r *root) stopLeftovers() {
 	files, _ := filepath.Glob(filepath.Join(r.layout.Root(), "sys", "run", "bpm", "*", "*.pid"))
 	for _, f := range files {
-		it, err := proc.FindInit(r.layout, filepath.Base(filepath.Dir(f)), strings.TrimSuffix(filepath.Base(f), ".pid"))
-		if err == nil {
-			it.Stop(syscall.SIGKILL, supervise.Timing{StopTimeout: time.Millisecond})
-			it.Close()
-		}
+		proc.Stop(r.layout, filepath.Base(filepath.Dir(f)), strings.TrimSuffix(filepath.Base(f), ".pid"),
+			supervise.Timing{StopSignal: syscall.SIGKILL, StopTimeout: time.Millisecond})
 	}
 }
 

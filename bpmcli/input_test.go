@@ -105,12 +105,22 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// TestStopSurvivesABrokenConfig: unlike bpm, stop brings the process down
-// with SIGTERM when bpm.yml cannot be read.
+// TestStopSurvivesABrokenConfig: with a running process whose bpm.yml
+// cannot be parsed, or lacks the process, stop fails as bpm's does (exit
+// 1, bpm's error, the reason in bpm.log), but, unlike bpm, still brings
+// the process down with SIGTERM.
 func TestStopSurvivesABrokenConfig(t *testing.T) {
-	for name, breakIt := range map[string]func(r *root){
-		"invalid": func(r *root) { r.write(r.layout.BPMConfig("web"), "processes: [\n", 0o644) },
-		"removed": func(r *root) { os.RemoveAll(r.layout.JobDir("web")) },
+	for name, c := range map[string]struct {
+		breakIt       func(r *root)
+		error, logged string
+	}{
+		"invalid": {func(r *root) { r.write(r.layout.BPMConfig("web"), "processes: [\n", 0o644) },
+			"Error: failed to parse job configuration: ", "bpm.stop.failed-to-parse-config"},
+		"removed": {func(r *root) { os.Remove(r.layout.BPMConfig("web")) },
+			"Error: failed to parse job configuration: ", "bpm.stop.failed-to-parse-config"},
+		"renamed": {func(r *root) {
+			r.write(r.layout.BPMConfig("web"), "processes:\n- name: other\n  executable: /bin/true\n", 0o644)
+		}, `Error: process "web" not present in job configuration (`, "bpm.stop.process-not-defined"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := newRoot(t)
@@ -118,14 +128,17 @@ func TestStopSurvivesABrokenConfig(t *testing.T) {
 			r.must("start", "web")
 			exe := r.rep.Expect(t, "ready")
 			init := r.pidFile("web", "web")
-			breakIt(r)
+			c.breakIt(r)
 			res := r.bpm("stop", "web")
-			if res.code != 0 || !strings.Contains(res.err, "stopping with SIGTERM") {
+			if res.code != 1 || !strings.HasPrefix(res.err, c.error) {
 				t.Fatalf("%+v", res)
 			}
 			r.rep.Expect(t, "signal TERM")
 			if !gone(exe.PID) || !gone(init) {
 				t.Fatal("the process survived the stop")
+			}
+			if log := r.read(filepath.Join(r.layout.LogDir("web"), "bpm.log")); !strings.Contains(log, `"message":"`+c.logged+`"`) {
+				t.Fatalf("bpm.log lacks %s:\n%s", c.logged, log)
 			}
 		})
 	}
@@ -210,7 +223,7 @@ func TestListAndVersion(t *testing.T) {
 			t.Fatalf("web row readiness %v with daemon %v", w.Ready, r.daemon != nil)
 		}
 		version := r.must("version")
-		if !strings.HasPrefix(version, "1.4.38+vigil.") || r.must("--version") != version {
+		if version != "1.4.38+vigil."+testVersion+"\n" || r.must("--version") != version {
 			t.Fatalf("version %q", version)
 		}
 	})
@@ -230,7 +243,7 @@ func TestInstall(t *testing.T) {
 		t.Fatalf("%s -> %q (%v), want %s", link, target, err, vigil)
 	}
 	out, err := exec.Command(link, "--version").Output()
-	if err != nil || !strings.HasPrefix(string(out), "1.4.38+vigil.") {
+	if err != nil || string(out) != "1.4.38+vigil."+testVersion+"\n" {
 		t.Fatalf("installed bpm --version: %q %v", out, err)
 	}
 	os.Remove(link)

@@ -19,76 +19,116 @@ import (
 
 // start starts the process unless it runs already (exit 0 either way). With
 // a daemon, the daemon starts and supervises it; without one, a detached
-// init runs it, and start returns once the executable runs.
+// init runs it, and start returns once the executable runs. Each step goes
+// to bpm.log, as bpm logs it.
 func (c *cli) start(t target, _ parsed) error {
-	lock, err := c.lock(t)
+	log, lock, err := c.begin(t, "start")
 	if err != nil {
 		return err
 	}
 	defer lock.Close()
-	p, err := c.loadProcess(t)
+	defer log.info("complete")
+	p, err := c.loadLogged(log, t)
 	if err != nil {
 		return err
 	}
 	ctx := context.Background()
 	if handled, err := c.daemonAct(ctx, control.ActionStart, t); handled {
 		if err != nil {
+			log.error("failed-to-start", err)
 			return fmt.Errorf("failed to start job-process: %w", err)
 		}
 		return nil
 	}
 	if it, err := proc.FindInit(c.layout, t.job, t.proc); err == nil {
 		it.Close()
-		return nil // already running: nothing changes
+		log.info("process-already-running")
+		return nil // nothing changes
 	}
-	if err := proc.RemoveStalePidFile(c.layout, t.job, t.proc); err != nil {
+	if err := c.removeStale(log, t); err != nil {
 		return fmt.Errorf("failed to clean up stale job-process: %w", err)
 	}
 	raiseOpenFiles()
+	sp := log.session("start-process")
+	sp.info("starting")
+	defer sp.info("complete")
 	if _, err := c.runner(p).StartDetached(ctx); err != nil {
+		log.error("failed-to-start", err)
 		return fmt.Errorf("failed to start job-process: %w", err)
 	}
 	return nil
 }
 
-// stop stops the process and returns once nothing of it is left; a process
-// that is not running is not an error. Unlike bpm, a missing or broken
-// bpm.yml does not keep the process running: it then gets SIGTERM.
+// stop stops the process and returns once nothing of it is left. A process
+// that is not there is not an error, and its configuration is not read
+// (bpm's job-already-stopped). Otherwise a bpm.yml that cannot be parsed,
+// or that lacks the process, fails the command as bpm fails it (exit 1,
+// bpm's error); unlike bpm, the process is stopped all the same (with
+// SIGTERM), so that a broken configuration never leaves it running
+// unsupervised.
 func (c *cli) stop(t target, _ parsed) error {
-	lock, err := c.lock(t)
+	log, lock, err := c.begin(t, "stop")
 	if err != nil {
 		return err
 	}
 	defer lock.Close()
+	defer log.info("complete")
 	ctx := context.Background()
+	s, err := c.stateOf(ctx, t)
+	if err != nil {
+		log.error("failed-to-get-job", err)
+		return fmt.Errorf("failed to get job-process status: %w", err)
+	}
+	sig, cfgErr := unix.SIGTERM, error(nil)
+	if s.status == "stopped" {
+		log.info("job-already-stopped")
+	} else if p, err := c.loadLogged(log, t); err != nil {
+		cfgErr = err
+	} else {
+		sig = p.ShutdownSignal
+	}
 	if handled, err := c.daemonAct(ctx, control.ActionStop, t); handled && err != nil {
+		log.error("failed-to-stop", err)
 		return fmt.Errorf("failed to stop job-process: %w", err)
 	}
 	// With or without a daemon, an init found through the pid file (one a
-	// bpm start left running) is stopped too.
+	// bpm start left running) is stopped too, by the supervisor's own ladder.
 	it, err := proc.FindInit(c.layout, t.job, t.proc)
 	if err != nil {
-		if err := proc.RemoveStalePidFile(c.layout, t.job, t.proc); err != nil {
+		if err := c.removeStale(log, t); err != nil {
+			log.error("failed-to-cleanup", err)
 			return fmt.Errorf("failed to cleanup job-process: %w", err)
 		}
-		return nil
+		return cfgErr
 	}
-	defer it.Close()
-	if err := it.Stop(c.shutdownSignal(t), supervise.Timing{}); err != nil {
+	it.Close()
+	err = proc.Stop(c.layout, t.job, t.proc, supervise.Timing{StopSignal: sig})
+	if err != nil && !errors.Is(err, proc.ErrNoInit) { // one that ended meanwhile is stopped
+		log.error("failed-to-stop", err)
 		return fmt.Errorf("failed to stop job-process: %w", err)
 	}
-	return nil
+	return cfgErr
 }
 
-// shutdownSignal is the process's shutdown_signal, or SIGTERM when its
-// configuration cannot be read.
-func (c *cli) shutdownSignal(t target) syscall.Signal {
+// loadLogged is loadProcess with bpm's log line for each failure.
+func (c *cli) loadLogged(log *eventLog, t target) (job.Process, error) {
 	p, err := c.loadProcess(t)
-	if err != nil {
-		fmt.Fprintf(c.env.Stderr, "warning: %v: stopping with SIGTERM\n", err)
-		return unix.SIGTERM
+	var np *notPresentError
+	switch {
+	case errors.As(err, &np):
+		log.error("process-not-defined", err)
+	case err != nil:
+		log.error("failed-to-parse-config", err)
 	}
-	return p.ShutdownSignal
+	return p, err
+}
+
+// removeStale removes a pid file that names no live instance, logging it.
+func (c *cli) removeStale(log *eventLog, t target) error {
+	if _, err := os.Lstat(c.layout.PidFile(t.job, t.proc)); err == nil {
+		log.info("removing-stopped-process")
+	}
+	return proc.RemoveStalePidFile(c.layout, t.job, t.proc)
 }
 
 // term starts a stop and returns without waiting for it (container-run's
@@ -148,12 +188,13 @@ func (c *cli) quit(t target, _ parsed) error {
 // with its exit status. The lock is held throughout. Signals that bpm gets
 // are passed on to the process.
 func (c *cli) runForeground(t target, fl parsed) error {
-	lock, err := c.lock(t)
+	log, lock, err := c.begin(t, "run")
 	if err != nil {
 		return err
 	}
 	defer lock.Close()
-	p, err := c.loadProcess(t)
+	defer log.info("complete")
+	p, err := c.loadLogged(log, t)
 	if err != nil {
 		return err
 	}
@@ -161,6 +202,7 @@ func (c *cli) runForeground(t target, fl parsed) error {
 	for _, v := range fl.list("volume") {
 		vol, err := job.ParseVolumeFlag(v)
 		if err != nil {
+			log.error("invalid-volume-definition", err)
 			return err
 		}
 		vols = append(vols, vol)
@@ -169,6 +211,7 @@ func (c *cli) runForeground(t target, fl parsed) error {
 	for _, e := range fl.list("env") {
 		k, v, err := job.ParseEnvFlag(e)
 		if err != nil {
+			log.error("invalid-environment-definition", err)
 			return err
 		}
 		env[k] = v
@@ -178,19 +221,25 @@ func (c *cli) runForeground(t target, fl parsed) error {
 	}
 	ctx := context.Background()
 	if s, err := c.stateOf(ctx, t); err != nil {
+		log.error("failed-getting-job", err)
 		return err
 	} else if s.status == "running" {
+		log.info("process-already-running")
 		return nil // bpm runs nothing when the process already runs
 	}
-	if err := proc.RemoveStalePidFile(c.layout, t.job, t.proc); err != nil {
+	if err := c.removeStale(log, t); err != nil {
 		return fmt.Errorf("failed to clean up stale job-process: %w", err)
 	}
+	rp := log.session("run-process")
+	rp.info("starting")
+	defer rp.info("complete")
 	raiseOpenFiles()
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, forwardedSignals()...)
 	defer signal.Stop(sigs)
 	pr, err := c.runner(p).StartForeground(ctx, c.env.Stdout, c.env.Stderr)
 	if err != nil {
+		log.error("failed-to-run", err)
 		return fmt.Errorf("failed to run job-process: %w", err)
 	}
 	for {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -216,4 +217,30 @@ func TestTermQuitAndLogs(t *testing.T) {
 			t.Fatalf("logs of a process without logs: %+v", res)
 		}
 	})
+}
+
+// TestAfterAKill: what bpm-release's suite checks with "runc kill": once a
+// process started without a daemon has been killed, pid and trace say it
+// is not running, list shows it stopped, and start starts it again.
+func TestAfterAKill(t *testing.T) {
+	r := newRoot(t)
+	webJob(r)
+	r.must("start", "web")
+	exe := r.rep.Expect(t, "ready")
+	init := r.pidFile("web", "web")
+	unix.Kill(init, unix.SIGKILL)
+	waitGone(t, init)
+	waitGone(t, exe.PID)
+	for _, cmd := range []string{"pid", "trace"} {
+		if res := r.bpm(cmd, "web"); res.code != 1 || res.err != notRunning {
+			t.Fatalf("%s after the kill: %+v", cmd, res)
+		}
+	}
+	if out := r.must("list"); !regexp.MustCompile(`\nweb +- +stopped\n`).MatchString(out) {
+		t.Fatalf("list after the kill:\n%s", out)
+	}
+	r.must("start", "web")
+	if again := r.rep.Expect(t, "ready"); again.PID == exe.PID || r.pidFile("web", "web") == init {
+		t.Fatal("start did not start a new instance")
+	}
 }

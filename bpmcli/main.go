@@ -32,7 +32,7 @@ type Env struct {
 	Stdin          io.Reader // given to shell; nil means no input
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
-	Version        string   // vigil's version, shown after bpm's
+	Version        string   // vigil's version, shown after bpm's; "" in a development build
 	Self           string   // the vigil binary: re-executed as the init and by term
 	InitEnv        []string // extra environment for the inits (tests)
 }
@@ -203,12 +203,19 @@ func dispatch(args []string, env Env) error {
 	return cmd.run(c, t, p)
 }
 
+// devBuild is what bpm version prints for a binary built without a
+// version, as bpm's own development builds do.
+const devBuild = "[DEV BUILD]"
+
+// versionString is bpm's version line: bpm's release followed by vigil's
+// as semver build metadata (1.4.38+vigil.V), so that a script comparing it
+// with bpm versions reads the bpm it is compatible with; "[DEV BUILD]" for
+// a binary no release stamped, exactly as bpm prints for its own.
 func versionString(env Env) string {
-	v := env.Version
-	if v == "" {
-		v = "dev"
+	if env.Version == "" {
+		return devBuild
 	}
-	return CompatibleVersion + "+vigil." + v
+	return CompatibleVersion + "+vigil." + env.Version
 }
 
 func (c *cli) version(target, parsed) error {

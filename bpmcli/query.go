@@ -59,7 +59,8 @@ type row struct {
 // then file order, with its state: bpm's table, or JSON with --json. The
 // daemon's view comes first; processes it does not know are looked up in
 // their pid files. Live inits whose job has no configuration any more are
-// listed last. Invalid configurations are reported on stderr and do not
+// listed last. What else the daemon runs (monit checks with start
+// programs) is not bpm's and is never listed. Invalid configurations are reported on stderr and do not
 // change the exit status.
 func (c *cli) list(_ target, fl parsed) error {
 	rows := c.configuredRows()
@@ -71,11 +72,11 @@ func (c *cli) list(_ target, fl parsed) error {
 		return slices.IndexFunc(rows, func(r row) bool { return r.Job == t.job && r.Process == t.proc })
 	}
 	for _, ps := range st.Processes {
-		t := target{job: ps.Job, proc: ps.Process}
-		i := index(t)
+		// The daemon's other processes are monit checks of their own
+		// (start programs): bpm knows only its bpm.yml processes.
+		i := index(target{job: ps.Job, proc: ps.Process})
 		if i < 0 {
-			rows = append(rows, row{Name: t.name(), Job: t.job, Process: t.proc})
-			i = len(rows) - 1
+			continue
 		}
 		s := fromDaemon(ps)
 		rows[i].Status, rows[i].PID = s.status, s.pid

@@ -130,9 +130,16 @@ func (c *cli) loadProcess(t target) (job.Process, error) {
 	}
 	p, ok := j.Process(t.proc)
 	if !ok {
-		return job.Process{}, fmt.Errorf("process %q not present in job configuration (%s)", t.proc, j.ConfigPath)
+		return job.Process{}, &notPresentError{proc: t.proc, config: j.ConfigPath}
 	}
 	return p, nil
+}
+
+// notPresentError is bpm's error for a process its job does not define.
+type notPresentError struct{ proc, config string }
+
+func (e *notPresentError) Error() string {
+	return fmt.Sprintf("process %q not present in job configuration (%s)", e.proc, e.config)
 }
 
 func (c *cli) runner(p job.Process) *proc.Runner {

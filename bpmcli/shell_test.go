@@ -9,14 +9,13 @@ import (
 )
 
 // TestShellEntersTheSandbox: with isolation on (root), bpm shell runs in the
-// process's namespaces, as its user: it sees its own job only, its own
-// processes only, and a read-only /etc — what bpm's runc exec gives.
+// process's namespaces, as its user: it sees its own job only (at
+// /var/vcap, bpm's place, with bpm's environment and working directory),
+// its own processes only, and a read-only /etc — what bpm's runc exec
+// gives. It needs no helper program: bpm runs with no PATH at all.
 func TestShellEntersTheSandbox(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("isolation needs root")
-	}
-	if _, err := exec.LookPath("nsenter"); err != nil {
-		t.Skip("bpm shell into a sandbox needs nsenter (util-linux)")
 	}
 	root, err := os.MkdirTemp("/run", "vigil-shell-") // not under /tmp: the sandbox has its own
 	if err != nil {
@@ -29,7 +28,7 @@ func TestShellEntersTheSandbox(t *testing.T) {
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, []byte("processes:\n- name: "+j+"\n  executable: /bin/sleep\n  args: ['1000']\n"), 0o644)
 	}
-	env := append(os.Environ(), "BPM_BOSH_ROOT="+root)
+	env := []string{"BPM_BOSH_ROOT=" + root, "TERM=vt100"}
 	bpm := func(stdin string, args ...string) (string, error) {
 		cmd := exec.Command(filepath.Join(binDir, "bpm"), args...)
 		cmd.Env, cmd.Stdin = env, strings.NewReader(stdin)
@@ -40,12 +39,14 @@ func TestShellEntersTheSandbox(t *testing.T) {
 		t.Fatalf("start: %v %s", err, out)
 	}
 	t.Cleanup(func() { bpm("", "stop", "web") })
-	out, err := bpm("id -u\nls "+filepath.Join(root, "jobs")+"\nls /proc | grep -c '^[0-9]'\ntouch /etc/x 2>&1 || true\n", "shell", "web")
+	out, err := bpm("id -u\nls "+filepath.Join(root, "jobs")+"\nls /proc | grep -c '^[0-9]'\ntouch /etc/x 2>&1 || true\n"+
+		"ls /var/vcap/jobs\necho $PWD $TMPDIR $TERM\n", "shell", "web")
 	if err != nil {
 		t.Fatalf("shell: %v %s", err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 4 || lines[0] == "0" || lines[1] != "web" || !strings.Contains(lines[3], "Read-only file system") {
+	if len(lines) != 6 || lines[0] == "0" || lines[1] != "web" || !strings.Contains(lines[3], "Read-only file system") ||
+		lines[4] != "web" || lines[5] != "/var/vcap/jobs/web /var/vcap/data/web/tmp vt100" {
 		t.Fatalf("inside the shell:\n%s", out)
 	}
 	if n := lines[2]; n == "" || len(n) > 1 { // a handful of processes, not the host's

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"syscall"
 
@@ -38,20 +39,24 @@ func (c *cli) logs(t target, fl parsed) error {
 		args = append(args, "-q")
 	}
 	args = append(append(args, "-n", strconv.Itoa(fl.int("lines"))), files...)
-	cmd := exec.Command("tail", args...)
-	if err := c.runTool(cmd, nil); err != nil && !killedBySignal(err) {
+	tail, err := lookTool("tail", c.env.Getenv("PATH"))
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(tail, args...)
+	if err := c.runTool(cmd, nil, (*exec.Cmd).Start); err != nil && !killedBySignal(err) {
 		return err
 	}
 	fmt.Fprintln(c.env.Stdout)
 	return nil
 }
 
-// shell runs an interactive bash in the process's environment and working
-// directory, as the user running bpm.
-//
-// There are no namespaces yet, so the shell sees the host: the isolation
-// issue will make it enter the process's namespaces (mounts, pid, user), as
-// bpm's runc exec does.
+// shell runs an interactive bash where bpm's runc exec runs it: inside the
+// executable's confinement (its namespaces, root and user), with the
+// process's environment as it sees it plus TERM, in its working directory.
+// The namespaces are entered from Go (setns), so no helper program such as
+// nsenter is needed. Without isolation (not root), the shell runs on the
+// host with the process's environment and working directory.
 func (c *cli) shell(t target, _ parsed) error {
 	pid, err := c.runningPID(context.Background(), t)
 	if err != nil {
@@ -61,36 +66,70 @@ func (c *cli) shell(t target, _ parsed) error {
 	if err != nil {
 		return err
 	}
-	// As bpm's runc exec: into the executable's confinement, as its user.
-	argv := append(proc.EnterArgs(proc.ExecutableOf(pid)), "/bin/bash")
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = p.Workdir
-	cmd.Env = append(p.Environ(c.layout), "TERM="+c.env.Getenv("TERM"))
-	return c.runTool(cmd, c.env.Stdin)
+	exe := proc.ExecutableOf(pid)
+	if exe == 0 {
+		return errNotRunning
+	}
+	cf, err := proc.ConfinementOf(exe)
+	if err != nil {
+		return err
+	}
+	defer cf.Close()
+	env, dir := p.Environ(c.layout), p.Workdir
+	if cf.Confined() {
+		env, dir = p.EnvironInside(), p.WorkdirInside(c.layout)
+	}
+	cmd := &exec.Cmd{Path: "/bin/bash", Args: []string{"/bin/bash"}, Dir: dir,
+		Env: append(env, "TERM="+c.env.Getenv("TERM"))}
+	return c.runTool(cmd, c.env.Stdin, cf.Start)
 }
 
-// trace runs strace on the process's init and everything below it. strace
-// ending by a signal (the operator's ^C) is a success.
+// trace runs strace on the process's executable and everything it starts
+// from then on (bpm traces its container's tini, whose child the executable
+// is; vigil's init is not the job's, so its executable is what is traced).
+// strace ending by a signal (the operator's ^C) is a success.
 func (c *cli) trace(t target, _ parsed) error {
 	pid, err := c.runningPID(context.Background(), t)
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command("strace", "-s", "100", "-f", "-y", "-yy", "-p", strconv.Itoa(pid))
-	if err := c.runTool(cmd, nil); err != nil && !killedBySignal(err) {
+	exe := proc.ExecutableOf(pid)
+	if exe == 0 {
+		return errNotRunning
+	}
+	strace, err := lookTool("strace", c.env.Getenv("PATH"))
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(strace, "-s", "100", "-f", "-y", "-yy", "-p", strconv.Itoa(exe))
+	if err := c.runTool(cmd, nil, (*exec.Cmd).Start); err != nil && !killedBySignal(err) {
 		return err
 	}
 	return nil
 }
 
-// runTool runs cmd on bpm's terminal and passes on the signals bpm gets
-// until it ends.
-func (c *cli) runTool(cmd *exec.Cmd, stdin io.Reader) error {
+// lookTool finds a program bpm runs (strace, tail) in PATH as bpm does, and
+// where the stemcell has it when PATH lacks it (a bare environment, such as
+// a monit start program's).
+func lookTool(name, path string) (string, error) {
+	for _, dir := range append(filepath.SplitList(path), "/usr/bin", "/bin", "/usr/sbin", "/sbin") {
+		if p := filepath.Join(dir, name); filepath.IsAbs(p) {
+			if _, err := exec.LookPath(p); err == nil {
+				return p, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("%s: %w", name, exec.ErrNotFound)
+}
+
+// runTool starts cmd on bpm's terminal with start and passes on the
+// signals bpm gets until it ends.
+func (c *cli) runTool(cmd *exec.Cmd, stdin io.Reader, start func(*exec.Cmd) error) error {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, c.env.Stdout, c.env.Stderr
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, forwardedSignals()...)
 	defer signal.Stop(sigs)
-	if err := cmd.Start(); err != nil {
+	if err := start(cmd); err != nil {
 		return err
 	}
 	done := make(chan error, 1)

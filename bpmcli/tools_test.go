@@ -2,8 +2,10 @@ package bpmcli_test
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -49,8 +51,9 @@ func TestShell(t *testing.T) {
 	}
 }
 
-// TestTrace: bpm trace attaches strace to the init, and ^C ends it with
-// success.
+// TestTrace: bpm trace attaches strace to the job's executable (not to
+// vigil's init, whose system calls are not the job's), even with no PATH
+// to find strace in, and ^C ends it with success.
 func TestTrace(t *testing.T) {
 	if _, err := exec.LookPath("strace"); err != nil {
 		t.Skip("strace is not installed")
@@ -58,7 +61,9 @@ func TestTrace(t *testing.T) {
 	r := newRoot(t)
 	webJob(r)
 	r.must("start", "web")
+	exe := r.rep.Expect(t, "ready")
 	trace := r.command("trace", "web")
+	trace.Env = slices.DeleteFunc(trace.Env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") })
 	errs, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -71,12 +76,21 @@ func TestTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := bufio.NewScanner(errs)
-	attached := false
-	for !attached && sc.Scan() {
-		attached = strings.Contains(sc.Text(), "attached")
+	attached, said := "", ""
+	for attached == "" && sc.Scan() {
+		said += sc.Text() + "\n"
+		if strings.Contains(sc.Text(), "attached") {
+			attached = sc.Text()
+		}
 	}
-	if !attached {
-		t.Skipf("strace could not attach (no ptrace here?): %v", trace.Wait())
+	if attached == "" && strings.HasPrefix(said, "Error:") {
+		t.Fatalf("bpm trace: %v: %s", trace.Wait(), said)
+	}
+	if attached == "" {
+		t.Skipf("strace could not attach (no ptrace here?): %v: %s", trace.Wait(), said)
+	}
+	if !strings.Contains(attached, fmt.Sprintf("Process %d attached", exe.PID)) {
+		t.Errorf("strace attached to another process than the executable %d: %s", exe.PID, attached)
 	}
 	go func() {
 		for sc.Scan() { // strace must never block on its stderr

@@ -128,13 +128,17 @@ func TestContainerAsPID1(t *testing.T) {
 	job("config/bpm.yml", "processes:\n- name: web\n  executable: "+filepath.Join(root, "jobs", "web", "bin", "web")+"\n  unsafe: {host_pid_namespace: true}\n")
 	out := filepath.Join(root, "sys", "log", "web", "web.stdout.log")
 	job("bin/web", "#!/bin/sh\ntrap 'echo process got TERM; exit 0' TERM\necho started\nwhile :; do sleep 1000 & wait $!; done\n")
-	// The drain leaves an orphan behind: a double fork orphans a child at once,
-	// it falls to PID 1, and the drain finishes only once PID 1 has reaped it
-	// (kill -0 still finds a zombie).
-	orphan := filepath.Join(root, "orphan")
+	// The drain leaves an orphan behind: a double fork orphans a child that
+	// blocks on a FIFO until its parent is gone (so the parent cannot have
+	// reaped it), it falls to PID 1, and the drain finishes only once PID 1
+	// has reaped it (kill -0 still finds a zombie).
+	orphan, fifo := filepath.Join(root, "orphan"), filepath.Join(root, "orphan.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	job("bin/drain", "#!/bin/sh\nkill -0 $(cat "+filepath.Join(root, "sys", "run", "bpm", "web", "web.pid")+") && ! grep -q TERM "+out+
-		" && echo drain with process running $1 >> "+events+"\n( sh -c 'exit 0' & echo $! > "+orphan+" )\n"+
-		"while kill -0 $(cat "+orphan+") 2>/dev/null; do :; done\necho 0\n")
+		" && echo drain with process running $1 >> "+events+"\n( sh -c 'read x < "+fifo+"' & echo $! > "+orphan+" )\n"+
+		"echo go > "+fifo+"\nwhile kill -0 $(cat "+orphan+") 2>/dev/null; do :; done\necho 0\n")
 
 	port := freePort(t)
 	cmd := exec.Command("unshare", "--pid", "--fork", "--mount-proc", bin, "container", "--root", root, "--grace", "20s",
@@ -152,6 +156,7 @@ func TestContainerAsPID1(t *testing.T) {
 		}
 		close(logs)
 	}()
+	var seen []string
 	expect := func(s string) string {
 		t.Helper()
 		guard := time.After(time.Minute)
@@ -159,8 +164,9 @@ func TestContainerAsPID1(t *testing.T) {
 			select {
 			case line, ok := <-logs:
 				if !ok {
-					t.Fatalf("stderr closed before %q", s)
+					t.Fatalf("stderr closed before %q; it said:\n%s", s, strings.Join(seen, "\n"))
 				}
+				seen = append(seen, line)
 				if strings.Contains(line, s) {
 					return line
 				}
@@ -195,7 +201,13 @@ func TestContainerAsPID1(t *testing.T) {
 	// Running means exec'd: wait until the script has set its trap and said so.
 	testproc.WaitUntil(t, filepath.Dir(out), testproc.FileHolds(out, "started\nstarted\n"))
 	syscall.Kill(reaper, syscall.SIGTERM)
-	expect("reaped orphan")
+	// The killed init's orphans were reaped too: wait for the drain's own.
+	for {
+		line := expect("reaped orphan")
+		if pid, _ := os.ReadFile(orphan); len(pid) > 0 && strings.HasSuffix(line, " "+strings.TrimSpace(string(pid))) {
+			break
+		}
+	}
 	err = cmd.Wait()
 	if err != nil {
 		t.Fatalf("container exited with %v", err)
@@ -354,7 +366,7 @@ func below(pid, ancestor int) bool {
 func buildVigil(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "vigil")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/vigil")
+	build := exec.Command("go", "build", "-o", bin, "github.com/vigil-bosh/vigil/cmd/vigil") // from wherever this package lives
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}

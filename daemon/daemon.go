@@ -1,7 +1,8 @@
-// Package daemon wires vigil together: it loads the jobs, runs a supervisor
-// per process through the native runner, serves the control API, reloads on
-// request, and stops everything on the way out. It implements
-// control.Manager.
+// Package daemon is the native back end: it loads the jobs (backend), runs
+// a supervisor per process through the native runner (proc), serves the
+// control API and its event stream, applies each reload's plan, hosts the
+// monit personality as an extension (monitext), and stops everything on
+// the way out. It implements control.Manager and control.EventSource.
 package daemon
 
 import (
@@ -13,10 +14,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vigil-bosh/vigil/backend"
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/job"
-	"github.com/vigil-bosh/vigil/monitcompat"
+	"github.com/vigil-bosh/vigil/monitext"
 	"github.com/vigil-bosh/vigil/proc"
 	"github.com/vigil-bosh/vigil/supervise"
 )
@@ -58,38 +60,31 @@ type Daemon struct {
 	commands sync.WaitGroup
 	pool     *proc.Pool // spare inits for fast restarts; set by Run
 	started  time.Time
-	changes  notifier
-	events   eventHub     // status changes as events: see events.go
-	usage    UsageCache   // the latest pass over /proc: see usage.go
-	stopped  stoppedState // what operators stopped, across restarts: see stopped.go
+	// serveCtx lives as long as Run serves (set by Run): the extension's
+	// API serves until it is done.
+	serveCtx context.Context
+	changes  backend.Notifier
+	events   backend.Hub        // status changes as events
+	usage    backend.UsageCache // the latest pass over /proc, for statuses and monit
+	stopped  stoppedState       // what operators stopped, across restarts: see stopped.go
+	ext      extension          // the monit personality: see extension.go
 
 	// mu orders configuration changes against actions: Reload and shutdown
 	// hold it to write, Act holds it to read while it sends its commands.
 	mu      sync.RWMutex
 	closing bool
 	cur     atomic.Pointer[loaded]
-
-	// The monit personality, when control files exist: the engine in
-	// force (replaced by each reload) and its HTTP server. engineStop ends
-	// the engine in force and waits for its loop, so two engines never act
-	// at once. engineStop and monitSrv are guarded by mu; monitCtx lives as
-	// long as Run serves.
-	engine     atomic.Pointer[monitcompat.Engine]
-	engineStop func()
-	monitSrv   *monitcompat.Server
-	monitCtx   context.Context
-	monitDone  chan error
-	alerts     alertState
 }
 
 // loaded is the configuration in force. It is never modified; Reload
 // replaces it.
 type loaded struct {
-	jobs     map[string]*job.Job // what runs, per job (an invalid job keeps its last good config)
+	jobs     map[string]*job.Job // by name (an invalid job keeps its last good config)
+	specs    map[supervise.ID]spec
 	runners  map[supervise.ID]*proc.Runner
 	problems []control.Problem
-	monit    *monitLoad // nil without monit control files
-	deps     depGraph   // depends_on: start levels of the wanted processes
+	extended bool     // the extension decides what runs, and persists operators' stops
+	deps     depGraph // depends_on: start levels of the wanted processes
 }
 
 // New returns a daemon for cfg. Nothing runs until Run.
@@ -105,7 +100,9 @@ func New(cfg Config) (*Daemon, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	d := &Daemon{cfg: cfg, log: log, changes: newNotifier(), ready: make(chan struct{})}
+	d := &Daemon{cfg: cfg, log: log, ready: make(chan struct{})}
+	d.ext = monitext.New(monitext.Host{Layout: cfg.Layout, Log: log, Supervisor: d.supervisor, Usage: &d.usage,
+		Command: d.command, Changed: d.changes.Notify, Started: func() time.Time { return d.started }})
 	d.cur.Store(&loaded{jobs: map[string]*job.Job{}, runners: map[supervise.ID]*proc.Runner{}})
 	return d, nil
 }
@@ -128,19 +125,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.tree = supervise.NewTree(treeCtx)
 
 	serveCtx, stopServing := context.WithCancel(context.Background())
-	d.monitCtx = serveCtx
+	d.serveCtx = serveCtx
 	served := make(chan error, 1)
 	go func() { served <- control.Serve(serveCtx, ln, d, 5*time.Second, d.cfg.ControlOptions...) }()
 
 	if _, err := d.Reload(ctx); err != nil {
 		d.log.Error("initial load", "error", err)
 	}
-	if e := d.engine.Load(); e != nil { // and the monit engine has looked at them once
-		select {
-		case <-e.Checked():
-		case <-ctx.Done():
-		}
-	}
+
 	d.log.Info("supervising", "root", d.cfg.Layout.Root(), "processes", len(d.tree.List()))
 	close(d.ready)
 	<-ctx.Done()
@@ -151,9 +143,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.mu.Lock()
 	d.closing = true
 	d.mu.Unlock()
-	if d.engineStop != nil {
-		d.engineStop()
-	}
+	d.ext.Stop()
 	if d.cfg.LeaveRunning {
 		d.log.Info("leaving every process running")
 		d.tree.Abandon()
@@ -167,10 +157,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if serr := <-served; err == nil {
 		err = serr
 	}
-	if d.monitDone != nil {
-		if merr := <-d.monitDone; err == nil {
-			err = merr
-		}
+	if xerr := d.ext.Wait(); err == nil {
+		err = xerr
 	}
 	d.log.Info("stopped", "error", err)
 	return err
@@ -178,12 +166,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 // Ready is closed once Run has started every process of the first load and
 // each has settled (running, or backing off after a failed start), and
-// the monit engine (with control files) has run its first cycle.
+// the extension has seen them (monit's engine its first cycle).
 func (d *Daemon) Ready() <-chan struct{} { return d.ready }
 
 // Changes returns a channel that is closed at the next change of any
 // process's status. Call it again after each close.
-func (d *Daemon) Changes() <-chan struct{} { return d.changes.wait() }
+func (d *Daemon) Changes() <-chan struct{} { return d.changes.Wait() }
 
 // ReopenLogs makes every running process reopen its log files (after a
 // rotation), and returns once all have.
@@ -197,27 +185,10 @@ func (d *Daemon) ReopenLogs(ctx context.Context) error {
 	return first
 }
 
-// notifier wakes any number of waiters at each change without ever
-// blocking the notifying goroutine.
-type notifier struct {
-	mu *sync.Mutex
-	ch *chan struct{}
-}
-
-func newNotifier() notifier {
-	ch := make(chan struct{})
-	return notifier{mu: &sync.Mutex{}, ch: &ch}
-}
-
-func (n notifier) wait() <-chan struct{} {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return *n.ch
-}
-
-func (n notifier) notify() {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	close(*n.ch)
-	*n.ch = make(chan struct{})
+// supervisor returns the supervisor of id, once Run has begun.
+func (d *Daemon) supervisor(id supervise.ID) (*supervise.Supervisor, bool) {
+	if d.tree == nil {
+		return nil, false
+	}
+	return d.tree.Get(id)
 }

@@ -3,10 +3,8 @@ package daemon
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +15,7 @@ import (
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/internal/testproc"
+	"github.com/vigil-bosh/vigil/internal/testroot"
 	"github.com/vigil-bosh/vigil/pidfile"
 	"github.com/vigil-bosh/vigil/supervise"
 )
@@ -28,6 +27,7 @@ func TestMain(m *testing.M) {
 
 type harness struct {
 	t      testing.TB
+	root   *testroot.Root
 	layout boshpath.Layout
 	rep    *testproc.Listener
 	d      *Daemon
@@ -40,16 +40,11 @@ type harness struct {
 }
 
 func newHarness(t testing.TB) *harness {
-	dir, err := os.MkdirTemp("", "vd") // short: the socket path must fit
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	l, _ := boshpath.New(dir)
-	return &harness{t: t, layout: l, rep: testproc.Listen(t)}
+	r := testroot.New(t, "")
+	return &harness{t: t, root: r, layout: r.Layout, rep: r.Rep}
 }
 
-// proc is one process entry for writeJob: a name, a testproc behaviour and
+// pr is one process entry for writeJob: a name, a testproc behaviour and
 // extra environment.
 type pr struct {
 	name, behaviour string
@@ -58,25 +53,20 @@ type pr struct {
 
 // writeJob writes ROOT/jobs/NAME/config/bpm.yml running the test binary.
 func (h *harness) writeJob(name string, procs ...pr) {
-	self, _ := os.Executable()
-	var b strings.Builder
-	b.WriteString("processes:\n")
-	for _, p := range procs {
-		fmt.Fprintf(&b, "- name: %s\n  executable: %s\n  env:\n", p.name, self)
-		for k, v := range h.rep.Env(p.behaviour, p.env...) {
-			fmt.Fprintf(&b, "    %s: %q\n", k, v)
-		}
+	tps := make([]testroot.Proc, len(procs))
+	for i, p := range procs {
+		tps[i] = testroot.Proc{Name: p.name, Behaviour: p.behaviour, Env: p.env}
 	}
-	h.writeFile(name, b.String())
+	h.root.Job(name, tps...)
 }
 
-func (h *harness) writeFile(job, content string) {
-	path := h.layout.BPMConfig(job)
-	os.MkdirAll(filepath.Dir(path), 0o755)
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		h.t.Fatal(err)
-	}
+// writeOne writes a job of one process of the test binary with a
+// behaviour, extra environment and more process-level YAML.
+func (h *harness) writeOne(job, name, behaviour, yaml string, env ...string) {
+	h.root.Job(job, testroot.Proc{Name: name, Behaviour: behaviour, Env: env, YAML: yaml})
 }
+
+func (h *harness) writeFile(job, content string) { h.root.Config(job, content) }
 
 func (h *harness) start(timing supervise.Timing) {
 	self, _ := os.Executable()

@@ -3,11 +3,11 @@ package daemon
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/vigil-bosh/vigil/backend"
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/job"
 	"github.com/vigil-bosh/vigil/supervise"
@@ -66,7 +66,7 @@ func dependencies(want map[supervise.ID]job.Process) (depGraph, []control.Proble
 		g.level[id] = l
 		return l
 	}
-	for _, id := range slices.SortedFunc(maps.Keys(want), compareIDs) {
+	for _, id := range backend.IDs(want) {
 		visit(id, nil)
 	}
 	return g, probs

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -13,18 +12,9 @@ import (
 	"github.com/vigil-bosh/vigil/supervise"
 )
 
-// writeServe writes a job with one testproc "serve" process named name and
-// extra process-level YAML.
-func (h *harness) writeServe(job, name, extra string) {
-	self, _ := os.Executable()
-	var b strings.Builder
-	fmt.Fprintf(&b, "processes:\n- name: %s\n  executable: %s\n  env:\n", name, self)
-	for k, v := range h.rep.Env("serve") {
-		fmt.Fprintf(&b, "    %s: %q\n", k, v)
-	}
-	b.WriteString(extra)
-	h.writeFile(job, b.String())
-}
+// writeServe writes a job with one "serve" process named name and extra
+// process-level YAML.
+func (h *harness) writeServe(job, name, extra string) { h.writeOne(job, name, "serve", extra) }
 
 // TestDependencyOrder: web depends on db/pg being healthy: it starts only
 // after pg's readiness probe passed, and stops before pg.

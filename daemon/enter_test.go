@@ -3,49 +3,37 @@ package daemon
 import (
 	"context"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/testroot"
 )
 
 // TestExecProbeRunsInsideTheSandbox: an exec probe runs in the process's
 // isolation, as its user. The probe below is healthy only there: on the
-// host it would see the other job and run as root.
+// host it would see the other job and run as root. Its "sh" is found in
+// the process's PATH inside; the daemon itself needs no helper program
+// (its PATH is empty here).
 func TestExecProbeRunsInsideTheSandbox(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("isolation needs root")
 	}
-	if _, err := exec.LookPath("nsenter"); err != nil {
-		t.Skip("entering a sandbox needs nsenter (util-linux)")
-	}
-	root, err := os.MkdirTemp("/run", "vigil-probe-") // not under /tmp: the sandbox has its own
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	os.Chmod(root, 0o755)
-	l, _ := boshpath.New(root)
-	write := func(job, yml string) {
-		p := l.BPMConfig(job)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte(yml), 0o644)
-	}
+	t.Setenv("PATH", t.TempDir())
+	r := testroot.New(t, "/run") // not under /tmp: the sandbox has its own
+	os.Chmod(r.Layout.Root(), 0o755)
+	l, write := r.Layout, r.Config
 	write("web", `processes:
 - name: web
   executable: /bin/sleep
   args: ["1000"]
   health:
     readiness:
-      exec: [/bin/sh, -c, "test ! -e `+l.JobDir("other")+` && test $(id -u) != 0"]
+      exec: [sh, -c, "test ! -e `+l.JobDir("other")+` && test ! -e /var/vcap/jobs/other && test -d /var/vcap/jobs/web && test $(id -u) != 0"]
       period: 50ms
 `)
 	write("other", "processes:\n- name: other\n  executable: /bin/sleep\n  args: [\"1000\"]\n")
-	self, _ := os.Executable()
-	d, err := New(Config{Layout: l, Init: self})
+	d, err := New(Config{Layout: l, Init: r.Self})
 	if err != nil {
 		t.Fatal(err)
 	}

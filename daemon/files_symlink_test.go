@@ -1,8 +1,6 @@
 package daemon
 
 import (
-	"os"
-	"slices"
 	"strings"
 	"testing"
 
@@ -13,9 +11,10 @@ import (
 
 // TestPlantedSymlinksAreNotFollowed plants symlinks where vigil writes: a
 // process's log files (in the job's own log directory, which its user
-// owns), its pid file, and the monit state file. None is followed: the
-// logs are refused with bpm's text (the process does not start), the pid
-// file and the state file replace the link.
+// owns) and its pid file (the monit state file: monitext's
+// TestStateFileReplacesPlantedSymlink). None is followed: the logs are
+// refused with bpm's text (the process does not start), the pid file
+// replaces the link.
 func TestPlantedSymlinksAreNotFollowed(t *testing.T) {
 	h := newHarness(t)
 	h.writeJob("web", pr{"server", "serve", nil})
@@ -36,17 +35,6 @@ func TestPlantedSymlinksAreNotFollowed(t *testing.T) {
 		t.Errorf("pid file %d %v", pid, err)
 	}
 
-	state := testproc.PlantSymlink(t, h.d.monitStatePath(), false)
-	if err := h.d.saveMonitState(monitState{Unmonitored: []string{"web"}}); err != nil {
-		t.Fatal(err)
-	}
-	state()
-	if fi, err := os.Lstat(h.d.monitStatePath()); err != nil || fi.Mode() != 0o600 {
-		t.Errorf("monit state file: %v %v", fi, err)
-	}
-	if got := h.d.loadMonitState(); !slices.Equal(got.Unmonitored, []string{"web"}) {
-		t.Errorf("monit state read back: %+v", got)
-	}
 	if err := h.stop(); err != nil {
 		t.Fatal(err)
 	}

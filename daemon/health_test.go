@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
@@ -49,18 +47,9 @@ func (s *switchServer) set(sick bool) int {
 	return s.failed
 }
 
-// writeProbed writes a job with one testproc "serve" process and extra
+// writeProbed writes a job with one "serve" process and extra
 // process-level YAML (health, restart...).
-func (h *harness) writeProbed(job, extra string) {
-	self, _ := os.Executable()
-	var b strings.Builder
-	fmt.Fprintf(&b, "processes:\n- name: server\n  executable: %s\n  env:\n", self)
-	for k, v := range h.rep.Env("serve") {
-		fmt.Fprintf(&b, "    %s: %q\n", k, v)
-	}
-	b.WriteString(extra)
-	h.writeFile(job, b.String())
-}
+func (h *harness) writeProbed(job, extra string) { h.writeOne(job, "server", "serve", extra) }
 
 // TestLivenessRestartsAfterThreshold: a real HTTP liveness probe that fails
 // restarts the process after exactly failure_threshold failures, while a

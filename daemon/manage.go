@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 
-	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/backend"
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/supervise"
 )
@@ -28,7 +27,7 @@ func (d *Daemon) Status(context.Context) (control.Status, error) {
 	}
 	if d.tree != nil {
 		for _, s := range d.tree.List() {
-			st.Processes = append(st.Processes, processStatus(s.Status()))
+			st.Processes = append(st.Processes, backend.ProcessStatus(s.Status()))
 		}
 	}
 	if err := d.usage.Fill(st.Processes); err != nil { // resource use from /proc: see usage.go
@@ -81,7 +80,7 @@ func (d *Daemon) Act(ctx context.Context, req control.ActionRequest) ([]control.
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		out[i] = processStatus(st)
+		out[i] = backend.ProcessStatus(st)
 		if why := unsettled(verb, st); why != "" {
 			failed = append(failed, st.ID.String()+" "+why)
 		}
@@ -115,12 +114,9 @@ func unsettled(verb supervise.Verb, st supervise.Status) string {
 
 // Signal implements control.Manager.
 func (d *Daemon) Signal(ctx context.Context, req control.SignalRequest) error {
-	sig, err := control.ParseSignal(req.Signal)
+	sig, err := backend.SignalOf(req)
 	if err != nil {
-		return control.Errorf(control.ErrBadRequest, "%v", err)
-	}
-	if req.Process == "" {
-		return control.Errorf(control.ErrBadRequest, "signal needs a process")
+		return err
 	}
 	sups, err := d.targets(req.Job, req.Process)
 	if err != nil {
@@ -134,13 +130,8 @@ func (d *Daemon) Signal(ctx context.Context, req control.SignalRequest) error {
 
 // targets finds the supervisors that a job and optional process name.
 func (d *Daemon) targets(jobName, procName string) ([]*supervise.Supervisor, error) {
-	if err := boshpath.CheckName(jobName); err != nil {
-		return nil, control.Errorf(control.ErrBadRequest, "job: %v", err)
-	}
-	if procName != "" {
-		if err := boshpath.CheckName(procName); err != nil {
-			return nil, control.Errorf(control.ErrBadRequest, "process: %v", err)
-		}
+	if err := backend.CheckTarget(jobName, procName); err != nil {
+		return nil, err
 	}
 	var out []*supervise.Supervisor
 	if d.tree != nil {
@@ -154,17 +145,5 @@ func (d *Daemon) targets(jobName, procName string) ([]*supervise.Supervisor, err
 		return out, nil
 	}
 	cur := d.cur.Load()
-	if i := slices.IndexFunc(cur.problems, func(p control.Problem) bool {
-		return p.Job == jobName && p.Severity == "error"
-	}); i >= 0 {
-		return nil, control.Errorf(control.ErrNotFound, "job %s has configuration errors (%s)", jobName, cur.problems[i].File)
-	}
-	j, ok := cur.jobs[jobName]
-	switch {
-	case !ok:
-		return nil, control.Errorf(control.ErrNotFound, "no job %s is supervised (looked for %s)", jobName, d.cfg.Layout.BPMConfig(jobName))
-	case j.Errand:
-		return nil, control.Errorf(control.ErrNotFound, "job %s is an errand: run it with bpm run", jobName)
-	}
-	return nil, control.Errorf(control.ErrNotFound, "process %q not present in job configuration (%s)", procName, j.ConfigPath)
+	return nil, backend.NotFound(d.cfg.Layout, cur.jobs, cur.problems, jobName, procName)
 }

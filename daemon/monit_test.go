@@ -29,11 +29,7 @@ func freePort(t *testing.T) int {
 }
 
 func (h *harness) write(rel, content string, mode os.FileMode) {
-	path := filepath.Join(h.layout.Root(), rel)
-	os.MkdirAll(filepath.Dir(path), 0o755)
-	if err := os.WriteFile(path, []byte(content), mode); err != nil {
-		h.t.Fatal(err)
-	}
+	h.root.Write(filepath.Join(h.layout.Root(), rel), content, mode)
 }
 
 type xmlStatus struct {
@@ -108,12 +104,8 @@ func TestMonitControlFiles(t *testing.T) {
 	h.write("monit/job/0000_ctl.monitrc", "check process ctl with pidfile /var/vcap/sys/run/ctl/ctl.pid\n"+
 		"  start program \"/var/vcap/jobs/ctl/bin/ctl start\" with timeout 10 seconds\n"+
 		"  stop program \"/var/vcap/jobs/ctl/bin/ctl stop\"\n  depends on web\n  group vcap\n", 0o644)
-	// Paths in job files are written for /var/vcap: point the scripts at the test root.
-	root := h.layout.Root()
-	for _, f := range []string{"monit/job/0000_ctl.monitrc"} {
-		data, _ := os.ReadFile(filepath.Join(root, f))
-		h.write(f, strings.ReplaceAll(string(data), "\"/var/vcap/", "\""+root+"/"), 0o644)
-	}
+	// The job files are written for /var/vcap, as on a stemcell: their
+	// programs run the test root's scripts.
 	h.start(supervise.Timing{})
 	first := h.rep.Expect(t, "ready")
 	if _, ok := h.d.tree.Get(supervise.ID{Job: "idle", Process: "server"}); ok {

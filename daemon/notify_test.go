@@ -1,9 +1,6 @@
 package daemon
 
 import (
-	"fmt"
-	"os"
-	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -14,14 +11,7 @@ import (
 
 // writeNotify writes a job whose process runs testproc's "notify".
 func (h *harness) writeNotify(job, extra string, env ...string) {
-	self, _ := os.Executable()
-	var b strings.Builder
-	fmt.Fprintf(&b, "processes:\n- name: server\n  executable: %s\n  env:\n", self)
-	for k, v := range h.rep.Env("notify", env...) {
-		fmt.Fprintf(&b, "    %s: %q\n", k, v)
-	}
-	b.WriteString(extra)
-	h.writeFile(job, b.String())
+	h.writeOne(job, "server", "notify", extra, env...)
 }
 
 func TestNotifyReadiness(t *testing.T) {

@@ -51,10 +51,7 @@ func TestReloadRestartsOnlyWhatChanged(t *testing.T) {
 	if len(st.Processes) != 3 {
 		t.Fatalf("processes after reload: %+v", st.Processes)
 	}
-	h.d.events.mu.Lock()
-	_, kept := h.d.events.seen[supervise.ID{Job: "b", Process: "b"}]
-	h.d.events.mu.Unlock()
-	if kept {
+	if h.d.events.Tracks(supervise.ID{Job: "b", Process: "b"}) {
 		t.Fatal("the event hub still keeps the removed process b/b")
 	}
 }

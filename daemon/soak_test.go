@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-bosh/vigil/procstat"
 	"github.com/vigil-bosh/vigil/supervise"
 )
 
@@ -226,4 +227,10 @@ func soakReport(s []soakSample, procs int) string {
 			x.heapInuse>>10, x.rssKB, x.fds, x.goroutines, x.procs, x.zombies)
 	}
 	return b.String()
+}
+
+// rssKB is pid's resident memory in KiB, zero when it cannot be read.
+func rssKB(pid int) int64 {
+	b, _ := procstat.RSS(pid)
+	return b / 1024
 }

@@ -88,7 +88,7 @@ func (d *Daemon) markStopped(ids []supervise.ID, down bool) error {
 // next daemon, when no monit control files are in force. A failure to
 // record is logged; the action goes ahead.
 func (d *Daemon) rememberAction(verb supervise.Verb, sups []*supervise.Supervisor) {
-	if d.cur.Load().monit != nil || verb == supervise.VerbUnmonitor {
+	if d.cur.Load().extended || verb == supervise.VerbUnmonitor {
 		return
 	}
 	ids := make([]supervise.ID, len(sups))

@@ -3,6 +3,7 @@ package daemon
 import (
 	"testing"
 
+	"github.com/vigil-bosh/vigil/backend"
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/supervise"
 )
@@ -45,7 +46,7 @@ func TestUsageUnderAnInit(t *testing.T) {
 		{Job: "web", Process: "server", State: "running", PID: st.PID}, // no ExecPID
 		{Job: "web", Process: "down", State: "stopped"},
 	}
-	var usage UsageCache
+	var usage backend.UsageCache
 	if err := usage.Fill(ps); err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/daemon"
 	"github.com/vigil-bosh/vigil/internal/testproc"
+	"github.com/vigil-bosh/vigil/internal/testroot"
 	"github.com/vigil-bosh/vigil/procinit"
 	"github.com/vigil-bosh/vigil/restart"
 	"github.com/vigil-bosh/vigil/supervise"
@@ -96,6 +97,7 @@ func runDaemon(root string) int {
 // can be counted from /proc.
 type rig struct {
 	t      *testing.T
+	root   *testroot.Root
 	layout boshpath.Layout
 	rep    *testproc.Listener
 	mark   string
@@ -114,21 +116,16 @@ type daemonProc struct {
 }
 
 func newRig(t *testing.T) *rig {
-	dir, err := os.MkdirTemp("", "vf") // short: the control socket's path must fit
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, _ := boshpath.New(dir)
-	self, _ := os.Executable()
-	r := &rig{t: t, layout: l, rep: testproc.Listen(t), self: self, gate: filepath.Join(dir, "gate", "open"),
+	root := testroot.New(t, "")
+	l := root.Layout
+	r := &rig{t: t, root: root, layout: l, rep: root.Rep, self: root.Self, gate: filepath.Join(l.Root(), "gate", "open"),
 		mark: fmt.Sprintf("vigil-fault-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-")), owned: map[int]bool{}}
 	os.MkdirAll(filepath.Dir(r.gate), 0o755)
-	t.Cleanup(func() {
+	t.Cleanup(func() { // before the root goes
 		if r.daemon != nil {
 			r.stopDaemon()
 		}
 		r.killLeftovers()
-		os.RemoveAll(dir)
 	})
 	return r
 }
@@ -144,29 +141,20 @@ type tp struct {
 // job writes ROOT/jobs/NAME/config/bpm.yml with procs.
 func (r *rig) job(name string, procs ...tp) {
 	r.t.Helper()
-	var b strings.Builder
-	b.WriteString("processes:\n")
-	for _, p := range procs {
-		fmt.Fprintf(&b, "- name: %s\n  executable: %s\n  args: [%s/%s/%s]\n  env:\n", p.name, r.self, r.mark, name, p.name)
-		for k, v := range r.rep.Env(p.behaviour, append(p.env, testproc.EnvGate+"="+r.gate)...) {
-			fmt.Fprintf(&b, "    %s: %q\n", k, v)
-		}
+	tps := make([]testroot.Proc, len(procs))
+	for i, p := range procs {
+		tps[i] = testroot.Proc{Name: p.name, Behaviour: p.behaviour, Env: append(p.env, testproc.EnvGate+"="+r.gate),
+			Args: []string{r.mark + "/" + name + "/" + p.name}}
 		if p.hook {
 			hook := filepath.Join(r.layout.JobBinDir(name), p.name+"-pre-start")
 			r.write(hook, "#!/bin/sh\n"+testproc.EnvBehaviour+"=gate exec "+r.self+"\n", 0o755)
-			fmt.Fprintf(&b, "  hooks:\n    pre_start: %s\n", hook)
+			tps[i].YAML = fmt.Sprintf("  hooks:\n    pre_start: %s\n", hook)
 		}
 	}
-	r.write(r.layout.BPMConfig(name), b.String(), 0o644)
+	r.root.Job(name, tps...)
 }
 
-func (r *rig) write(path, content string, mode os.FileMode) {
-	r.t.Helper()
-	os.MkdirAll(filepath.Dir(path), 0o755)
-	if err := os.WriteFile(path, []byte(content), mode); err != nil {
-		r.t.Fatal(err)
-	}
-}
+func (r *rig) write(path, content string, mode os.FileMode) { r.root.Write(path, content, mode) }
 
 // release lets every "gate" hook, running or yet to run, finish.
 func (r *rig) release() { r.write(r.gate, "", 0o644) }

@@ -52,9 +52,10 @@ type Exec struct {
 	Argv []string
 	Env  []string // the process's environment; nil inherits the daemon's
 	Dir  string
-	// Enter, if set, is asked at each check for a prefix that runs the
-	// command inside the process's confinement (nil: run it as it is).
-	Enter func() []string
+	// Start, if set, starts the command at each check, inside the
+	// process's confinement; Path may be a bare name for it to look up.
+	// Without it the command starts as it is.
+	Start func(*exec.Cmd) error
 }
 
 // Result is the outcome of one check.
@@ -179,18 +180,28 @@ func (e *Exec) check(ctx context.Context) (string, error) {
 	if len(e.Argv) == 0 {
 		return "", errors.New("exec probe: empty argv")
 	}
-	argv := e.Argv
-	if e.Enter != nil {
-		argv = append(e.Enter(), e.Argv...)
+	cmd := exec.CommandContext(ctx, e.Argv[0], e.Argv[1:]...)
+	if e.Start != nil {
+		cmd.Path, cmd.Err = e.Argv[0], nil // looked up where it runs, not here
 	}
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env, cmd.Dir = e.Env, e.Dir
+	var out bytes.Buffer
+	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = e.Env, e.Dir, &out, &out
 	cmd.WaitDelay = 100 * time.Millisecond // a child holding the pipes open cannot stretch the timeout
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("%s: %w: %s", e.Argv[0], err, bytes.TrimSpace(trim(out)))
+	err := e.start(cmd)
+	if err == nil {
+		err = cmd.Wait()
 	}
-	return string(bytes.TrimSpace(trim(out))), nil
+	if err != nil {
+		return "", fmt.Errorf("%s: %w: %s", e.Argv[0], err, bytes.TrimSpace(trim(out.Bytes())))
+	}
+	return string(bytes.TrimSpace(trim(out.Bytes()))), nil
+}
+
+func (e *Exec) start(cmd *exec.Cmd) error {
+	if e.Start != nil {
+		return e.Start(cmd)
+	}
+	return cmd.Start()
 }
 
 func trim(b []byte) []byte {

@@ -38,3 +38,21 @@ func (p Process) envMap(l boshpath.Layout) map[string]string {
 	}
 	return env
 }
+
+// EnvironInside is Environ as the process sees it in its sandbox: the
+// defaults name the job's directories below /var/vcap, where the sandbox
+// mounts them whatever the root (as bpm does).
+func (p Process) EnvironInside() []string {
+	inside, _ := boshpath.New(boshpath.DefaultRoot) // an absolute constant: never fails
+	return p.Environ(inside)
+}
+
+// WorkdirInside is Workdir as the process sees it in its sandbox: bpm's
+// default, the job's directory, below /var/vcap; a workdir the
+// configuration names stays as written.
+func (p Process) WorkdirInside(l boshpath.Layout) string {
+	if p.Workdir == l.JobDir(p.Job) {
+		return l.Inside(p.Workdir)
+	}
+	return p.Workdir
+}

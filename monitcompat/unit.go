@@ -150,16 +150,20 @@ func MapStatus(s supervise.Status, now time.Time, stats func(int, *UnitStatus)) 
 	return st
 }
 
+// ResourceFailure starts the message of a failed resource test, so that
+// the status reports it as a resource event rather than a connection one.
+const ResourceFailure = "resource limit matched: "
+
 // probeEvents maps failing probes onto monit's event bits: a failed
 // connection test (or any probe), or a matched resource limit (a message
-// starting with "resource limit matched: ").
+// starting with ResourceFailure).
 func probeEvents(probes []supervise.ProbeResult) (int, string) {
 	ev, msgs := 0, []string(nil)
 	for _, p := range probes {
 		if p.OK {
 			continue
 		}
-		if strings.HasPrefix(p.Message, "resource limit matched: ") {
+		if strings.HasPrefix(p.Message, ResourceFailure) {
 			ev |= EventResource
 		} else {
 			ev |= EventConnection

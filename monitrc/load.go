@@ -40,6 +40,20 @@ func (p Paths) Map(path string) string {
 	return filepath.Join(root, strings.TrimPrefix(path, StemcellRoot+"/"))
 }
 
+// mapProgram maps each of a program's words that is a stemcell path, so
+// that "/var/vcap/jobs/JOB/bin/ctl start" runs the root's own script. Words
+// that only contain such a path (a shell command string) stay as written.
+func (p Paths) mapProgram(prog *Program) {
+	if prog == nil {
+		return
+	}
+	for i, w := range prog.Argv {
+		if !strings.ContainsAny(w, " \t\n") {
+			prog.Argv[i] = p.Map(w)
+		}
+	}
+}
+
 // Load reads the control files of a BOSH root: ROOT/bosh/etc/monitrc and
 // its includes when it exists; else the agent's job files
 // (ROOT/monit/job/*.monitrc); else each job's own monit file
@@ -178,8 +192,13 @@ func (l *loader) file(path string, depth int) {
 		if s.Path != "" {
 			s.Path = l.paths.Map(s.Path)
 		}
+		l.paths.mapProgram(s.Start)
+		l.paths.mapProgram(s.Stop)
 		for i := range s.Tests {
-			if t := &s.Tests[i]; t.Socket != "" {
+			t := &s.Tests[i]
+			l.paths.mapProgram(t.Action.Exec)
+			l.paths.mapProgram(t.Recovery.Exec)
+			if t.Socket != "" {
 				t.Socket = l.paths.Map(t.Socket)
 			}
 		}

@@ -59,6 +59,24 @@ func TestLoadStemcell(t *testing.T) {
 	want(t, c.File, p.Monitrc())
 }
 
+// TestLoadMapsPrograms: under a root other than /var/vcap, start, stop and
+// exec programs written for the stemcell run the root's own files.
+func TestLoadMapsPrograms(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, "monit", "job", "0000_ctl.monitrc"), "check process ctl with pidfile /var/vcap/sys/run/ctl.pid\n"+
+		"  start program \"/var/vcap/jobs/ctl/bin/ctl start /var/vcap/data/ctl\" with timeout 10 seconds\n"+
+		"  stop program \"/bin/sh -c '/var/vcap/jobs/ctl/bin/ctl stop'\"\n"+
+		"  if 2 restarts within 3 cycles then exec \"/var/vcap/packages/hc/bin/restart ctl\"\n  group vcap\n")
+	c, found, err := Load(root)
+	if err != nil || !found || len(c.Services) != 1 {
+		t.Fatal(found, err, problems(c))
+	}
+	s := c.Services[0]
+	want(t, s.Start.Argv, []string{filepath.Join(root, "jobs/ctl/bin/ctl"), "start", filepath.Join(root, "data/ctl")})
+	want(t, s.Stop.Argv, []string{"/bin/sh", "-c", "/var/vcap/jobs/ctl/bin/ctl stop"})
+	want(t, s.Tests[0].Action.Exec.Argv, []string{filepath.Join(root, "packages/hc/bin/restart"), "ctl"})
+}
+
 func TestLoadDependencyErrors(t *testing.T) {
 	root := t.TempDir()
 	write(t, filepath.Join(root, "jobs", "a", "monit"), proc("a", "depends on nope"))

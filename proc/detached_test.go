@@ -31,10 +31,7 @@ func (f *fixture) detached(name, behaviour string, extra ...string) int {
 		f.t.Fatal(err)
 	}
 	f.t.Cleanup(func() {
-		if it, err := FindInit(f.layout, "job", name); err == nil {
-			it.Stop(syscall.SIGTERM, supervise.Timing{StopTimeout: time.Millisecond, QuitTimeout: time.Millisecond})
-			it.Close()
-		}
+		Stop(f.layout, "job", name, supervise.Timing{StopTimeout: time.Millisecond, QuitTimeout: time.Millisecond})
 	})
 	return pid
 }
@@ -94,15 +91,11 @@ func TestStopLadder(t *testing.T) {
 	if exe.PID == grand {
 		exe = f.rep.Expect(t, "ready")
 	}
-	it, err := FindInit(f.layout, "job", "stubborn")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer it.Close()
 	stopped := make(chan error, 1)
 	go func() {
 		// QuitTimeout: time for the child to report the ignored QUIT before the kill.
-		stopped <- it.Stop(syscall.SIGTERM, supervise.Timing{StopTimeout: 50 * time.Millisecond, QuitTimeout: time.Second})
+		stopped <- Stop(f.layout, "job", "stubborn", supervise.Timing{StopSignal: syscall.SIGTERM,
+			StopTimeout: 50 * time.Millisecond, QuitTimeout: time.Second})
 	}()
 	f.rep.Expect(t, "signal TERM")
 	f.rep.Expect(t, "signal QUIT")

@@ -1,28 +1,83 @@
 package proc
 
 import (
-	"fmt"
-	"os"
-	"strconv"
+	"errors"
+	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/vigil-bosh/vigil/procinit"
+	"github.com/vigil-bosh/vigil/sandbox"
 )
 
-// EnterArgs returns the command prefix that runs a program inside the
-// confinement of the executable with host pid exe, as runc exec does for
-// bpm: nsenter into its mount, PID, IPC and UTS namespaces, its root and
-// working directory, as its uid and gid. It returns nil when exe runs in our
-// own mount namespace (not isolated): then a program runs as it is.
-func EnterArgs(exe int) []string {
-	theirs, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", exe))
-	ours, err2 := os.Readlink("/proc/self/ns/mnt")
-	if err != nil || err2 != nil || theirs == ours {
+// Confinement is where commands started for a running executable run, as
+// runc exec runs them for bpm: inside its sandbox (namespaces, root, user;
+// see sandbox.Entry), or on the host when it has none (isolation off, or
+// host-level).
+type Confinement struct{ entry *sandbox.Entry }
+
+// ConfinementOf is the confinement of the executable with host pid exe.
+// The caller closes it.
+func ConfinementOf(exe int) (*Confinement, error) {
+	e, err := sandbox.Enter(exe)
+	if err != nil {
+		return nil, err
+	}
+	return &Confinement{entry: e}, nil
+}
+
+// Confined reports whether commands start inside a sandbox.
+func (c *Confinement) Confined() bool { return c.entry != nil }
+
+// Start starts cmd in the confinement. cmd.Path may be a bare name, looked
+// up in the PATH of cmd.Env where cmd runs. The caller waits for cmd.
+func (c *Confinement) Start(cmd *exec.Cmd) error {
+	if c.entry != nil {
+		return c.entry.Start(cmd)
+	}
+	if !strings.Contains(cmd.Path, "/") {
+		path, err := lookPath(cmd.Path, cmd.Env)
+		if err != nil {
+			return err
+		}
+		cmd.Path = path
+	}
+	return cmd.Start()
+}
+
+// Close releases the executable.
+func (c *Confinement) Close() error {
+	if c.entry == nil {
 		return nil
 	}
-	uid, gid := owner(exe)
-	return []string{"nsenter", "--target", strconv.Itoa(exe), "--mount", "--pid", "--ipc", "--uts",
-		"--root", "--wd", "--setuid", uid, "--setgid", gid, "--"}
+	return c.entry.Close()
+}
+
+// StartInside starts cmd in the confinement of the executable with host
+// pid exe (see Confinement.Start).
+func StartInside(exe int, cmd *exec.Cmd) error {
+	c, err := ConfinementOf(exe)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return c.Start(cmd)
+}
+
+// lookPath finds name in env's PATH on the host, as execvp would.
+func lookPath(name string, env []string) (string, error) {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			for _, dir := range filepath.SplitList(v) {
+				if p := filepath.Join(dir, name); filepath.IsAbs(p) {
+					if _, err := exec.LookPath(p); err == nil {
+						return p, nil
+					}
+				}
+			}
+		}
+	}
+	return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
 }
 
 // ExecutableOf returns the host pid of the executable below the init with
@@ -34,34 +89,15 @@ func ExecutableOf(init int) int {
 	return 0
 }
 
-// Enter is EnterArgs for this runner's running executable: nil when none
-// runs or it is not isolated.
-func (r *Runner) Enter() []string {
-	pr := r.current.Load()
-	if pr == nil {
-		return nil
-	}
-	if exe := pr.execPIDValue(); exe > 0 {
-		return EnterArgs(exe)
-	}
-	return nil
-}
-
-// owner returns the real uid and gid of pid, from /proc/PID/status.
-func owner(pid int) (uid, gid string) {
-	uid, gid = "0", "0"
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return uid, gid
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		switch {
-		case len(f) > 1 && f[0] == "Uid:":
-			uid = f[1]
-		case len(f) > 1 && f[0] == "Gid:":
-			gid = f[1]
+// StartInside is the package's StartInside for this runner's running
+// executable; with none running, cmd is not started and the error says so.
+func (r *Runner) StartInside(cmd *exec.Cmd) error {
+	if pr := r.current.Load(); pr != nil {
+		if exe := pr.execPIDValue(); exe > 0 {
+			return StartInside(exe, cmd)
 		}
 	}
-	return uid, gid
+	return errNoExecutable
 }
+
+var errNoExecutable = errors.New("the executable is not running")

@@ -16,7 +16,6 @@ import (
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/pidfile"
 	"github.com/vigil-bosh/vigil/procinit"
-	"github.com/vigil-bosh/vigil/supervise"
 )
 
 // ErrNoInit means that no live vigil init runs for a process: its pid file
@@ -151,39 +150,6 @@ func (it *Init) waitInPoller() error {
 		return fmt.Errorf("wait for init %d: %w", it.PID, err)
 	}
 	return rc.Read(func(uintptr) bool { return it.exited() })
-}
-
-// Stop brings the process down with bpm's ladder and returns once the init
-// has exited: sig (the shutdown signal), then SIGQUIT after t.StopTimeout,
-// then SIGKILL of everything below the init after t.QuitTimeout (the init
-// then kills what is left and exits), and the init itself after
-// t.KillTimeout. Zero durations mean bpm's 15 s and 2 s and vigil's 5 s.
-// A pid file the init could not remove is removed.
-func (it *Init) Stop(sig syscall.Signal, t supervise.Timing) error {
-	stages := []time.Duration{t.Stage(0), t.Stage(1), t.Stage(2)}
-	defer it.removePidFile()
-	for i, s := range []syscall.Signal{sig, unix.SIGQUIT} {
-		err := it.Signal(s)
-		switch {
-		case errors.Is(err, ErrNoInit):
-			return nil
-		case err != nil:
-			return fmt.Errorf("signal init %d: %w", it.PID, err)
-		case it.Wait(stages[i]):
-			return nil
-		}
-	}
-	it.killChildren()
-	if it.Wait(stages[2]) {
-		return nil
-	}
-	if err := it.Signal(unix.SIGKILL); err != nil && !errors.Is(err, ErrNoInit) {
-		return fmt.Errorf("kill init %d: %w", it.PID, err)
-	}
-	if !it.Wait(stages[2]) {
-		return fmt.Errorf("init %d did not exit after SIGKILL", it.PID)
-	}
-	return nil
 }
 
 // killChildren sends SIGKILL to each direct child of the init (the

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/internal/testproc"
+	"github.com/vigil-bosh/vigil/internal/testroot"
 	"github.com/vigil-bosh/vigil/job"
 	"github.com/vigil-bosh/vigil/pidfile"
 	"github.com/vigil-bosh/vigil/supervise"
@@ -32,11 +33,8 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T) *fixture {
-	l, err := boshpath.New(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &fixture{t: t, layout: l, rep: testproc.Listen(t)}
+	r := testroot.New(t, "")
+	return &fixture{t: t, layout: r.Layout, rep: r.Rep}
 }
 
 // process describes the test binary as a bpm process with a behaviour.

@@ -317,3 +317,39 @@ func TestSandboxRestartGetsItsOwnCgroup(t *testing.T) {
 	second.Signal(syscall.SIGUSR1)
 	s.rep.Expect(t, "signal USR1")
 }
+
+// TestSandboxSeesVarVcap: whatever the root, the process finds its job's
+// directories below /var/vcap, as under bpm (which mounts the root there),
+// with bpm's environment and working directory naming them; under a root
+// other than /var/vcap they are at the root's own paths too.
+func TestSandboxSeesVarVcap(t *testing.T) {
+	s := newSandboxed(t)
+	l := s.layout
+	p := s.process("vv", "inspect",
+		testproc.EnvWrite+"="+strings.Join([]string{"/var/vcap/sys/log/job/x", "/var/vcap/data/job/x", "/var/vcap/store/job/x",
+			"/var/vcap/data/job/tmp/x", "/var/vcap/jobs/job/x", l.LogDir("job") + "/y"}, ","),
+		testproc.EnvList+"="+strings.Join([]string{"/var/vcap/jobs", "/var/vcap/packages/testproc"}, ","))
+	p.EphemeralDisk, p.PersistentDisk = true, true
+	if err := os.MkdirAll(l.StoreRoot(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, pr := s.start(p)
+	see := s.see(pr)
+	want := map[string]string{
+		"write /var/vcap/sys/log/job/x": "ok", "write /var/vcap/data/job/x": "ok", "write /var/vcap/store/job/x": "ok",
+		"write /var/vcap/data/job/tmp/x": "ok", "write /var/vcap/jobs/job/x": "EROFS", "write " + l.LogDir("job") + "/y": "ok",
+		"list /var/vcap/jobs": "job", "list /var/vcap/packages/testproc": "bin",
+		"cwd": "/var/vcap/jobs/job",
+		"env": "/var/vcap/data/job/tmp /var/vcap/data/job /var/vcap/jobs/job/bin:/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbin:/bin:/sbin:.",
+	}
+	for k, v := range want {
+		if see[k] != v {
+			t.Errorf("%s: got %q, want %q", k, see[k], v)
+		}
+	}
+	for _, f := range []string{filepath.Join(l.LogDir("job"), "x"), filepath.Join(l.StoreDir("job"), "x")} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("written at /var/vcap, not found on the host: %v", err)
+		}
+	}
+}

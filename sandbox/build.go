@@ -40,7 +40,7 @@ func Build(l boshpath.Layout, p job.Process, o Options) (Spec, []string, error) 
 	s := Spec{
 		Root: RootDir(l),
 		Path: p.ResolvedExecutable, Args: append([]string{p.Executable}, p.Args...),
-		Env: p.Environ(l), Dir: p.Workdir,
+		Env: p.EnvironInside(), Dir: p.WorkdirInside(l),
 	}
 	priv := p.Unsafe.Privileged
 	uid, gid, w := identity(p.User, o.User)
@@ -206,22 +206,33 @@ func mountTable(l boshpath.Layout, p job.Process) []Mount {
 			add(Mount{Kind: KindBind, Source: d, Dest: d, ReadOnly: true, NoExec: true})
 		}
 	}
+	// The job's directories are where bpm puts them, below /var/vcap,
+	// whatever the root; under another root they are at their own paths
+	// too, for a bpm.yml written with those.
+	boshDir := func(m Mount) {
+		add(m)
+		if in := l.Inside(m.Dest); in != m.Dest {
+			m.Dest = in
+			add(m)
+		}
+	}
 	tmp := l.TmpDir(p.Job)
-	for _, d := range []string{"/tmp", "/var/tmp", tmp} {
+	for _, d := range []string{"/tmp", "/var/tmp"} {
 		add(Mount{Kind: KindBind, Source: tmp, Dest: d, NoExec: true})
 	}
+	boshDir(Mount{Kind: KindBind, Source: tmp, Dest: tmp, NoExec: true})
 	pkgs := filepath.Join(l.Root(), "data", "packages")
 	for _, d := range []string{pkgs, l.PackagesDir(), l.JobDir(p.Job)} {
 		if _, err := os.Stat(d); err == nil {
-			add(Mount{Kind: KindBind, Source: d, Dest: d, ReadOnly: true})
+			boshDir(Mount{Kind: KindBind, Source: d, Dest: d, ReadOnly: true})
 		}
 	}
-	add(Mount{Kind: KindBind, Source: l.LogDir(p.Job), Dest: l.LogDir(p.Job), NoExec: true})
+	boshDir(Mount{Kind: KindBind, Source: l.LogDir(p.Job), Dest: l.LogDir(p.Job), NoExec: true})
 	if p.EphemeralDisk {
-		add(Mount{Kind: KindBind, Source: l.DataDir(p.Job), Dest: l.DataDir(p.Job), NoExec: true})
+		boshDir(Mount{Kind: KindBind, Source: l.DataDir(p.Job), Dest: l.DataDir(p.Job), NoExec: true})
 	}
 	if p.PersistentDisk {
-		add(Mount{Kind: KindBind, Source: l.StoreDir(p.Job), Dest: l.StoreDir(p.Job), NoExec: true})
+		boshDir(Mount{Kind: KindBind, Source: l.StoreDir(p.Job), Dest: l.StoreDir(p.Job), NoExec: true})
 	}
 	for _, v := range p.AdditionalVolumes {
 		add(volumeMount(v.Path, v))

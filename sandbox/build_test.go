@@ -62,6 +62,16 @@ func TestMountTable(t *testing.T) {
 	check(filepath.Join(root, "data", "sock", "a"), true, true)
 	check(filepath.Join(root, "data", "sock", "b"), true, true)
 	check("/sys", true, true)
+	// bpm's places for them too, below /var/vcap (the root is elsewhere).
+	check("/var/vcap/jobs/web", true, false)
+	check("/var/vcap/packages", true, false)
+	check("/var/vcap/sys/log/web", false, true)
+	check("/var/vcap/data/web", false, true)
+	check("/var/vcap/store/web", false, true)
+	check("/var/vcap/data/web/tmp", false, true)
+	if got["/var/vcap/sys/log/web"].Source != l.LogDir("web") {
+		t.Errorf("/var/vcap/sys/log/web comes from %s", got["/var/vcap/sys/log/web"].Source)
+	}
 	if _, ok := got[l.JobDir("other")]; ok {
 		t.Error("another job's directory is mounted")
 	}

@@ -161,7 +161,7 @@ func unhealthy(m machine, now time.Time, t Timing) (machine, []effect) {
 	var fx []effect
 	if t.Restart.Mode == restart.Never {
 		m, fx = onStop(m, t)
-		m.wantUp, m.thenFail = true, true
+		m.wantUp, m.after = true, afterStop{then: thenFail}
 		return m, fx
 	}
 	d, h := t.Restart.Next(m.history, m.startedAt, now)
@@ -176,11 +176,11 @@ func unhealthy(m machine, now time.Time, t Timing) (machine, []effect) {
 			return m, []effect{{kind: fxLimitExec}}
 		}
 		m, fx = onStop(m, t)
-		m.wantUp, m.thenFail = true, true
+		m.wantUp, m.after = true, afterStop{then: thenFail}
 		return m, fx
 	}
 	m.restarts++
 	m, fx = onStop(m, t)
-	m.wantUp, m.thenStart, m.probeRestart, m.restartDelay = true, true, true, d.Delay
+	m.wantUp, m.after = true, afterStop{then: thenRestart, delay: d.Delay}
 	return m, fx
 }

@@ -38,7 +38,7 @@ func TestLivenessRestartsAfterExactlyThreshold(t *testing.T) {
 		t.Fatal("count not reset by a success")
 	}
 	m, fx = probe(m, Liveness, false, tm)
-	if m.state != Stopping || !slices.Equal(kindsOf(fx), fxs(fxSignal, fxArm)) || !m.thenStart || m.restarts != 1 {
+	if m.state != Stopping || !slices.Equal(kindsOf(fx), fxs(fxSignal, fxArm)) || !startsAgain(m) || m.restarts != 1 {
 		t.Fatalf("third failure: %s %v %+v", m.state, kindsOf(fx), m)
 	}
 	m, fx = next(m, event{kind: evExit, exit: Exit{Signal: syscall.SIGTERM}}, t0.Add(time.Hour), tm)
@@ -105,7 +105,7 @@ func TestStartupHoldsOffLiveness(t *testing.T) {
 	for range 5 {
 		m, _ = probe(m, Startup, false, tm)
 	}
-	if m.state != Stopping || !m.thenStart {
+	if m.state != Stopping || !startsAgain(m) {
 		t.Fatalf("startup failures: %s", m.state)
 	}
 }
@@ -129,7 +129,7 @@ func TestLimitOutcomes(t *testing.T) {
 	}
 	tm := limit(restart.GiveUp)
 	m, fx := probe(used(tm), Liveness, false, tm)
-	if m.state != Stopping || !m.thenFail {
+	if m.state != Stopping || m.after.then != thenFail {
 		t.Fatalf("give-up: %s %v", m.state, kindsOf(fx))
 	}
 	m, _ = next(m, event{kind: evExit}, t0.Add(time.Hour), tm)

@@ -1,6 +1,7 @@
 package supervise
 
 import (
+	"fmt"
 	"syscall"
 	"time"
 
@@ -51,7 +52,20 @@ const (
 	evUnmonitor                  // operator: stop supervising; leave the process as it is
 	evProbe                      // a probe of generation gen reported ok or not
 	evNotify                     // the process of generation gen said ready (ok) or its watchdog expired (!ok)
+	evReaped                     // the process whose exit was reported while it was still ending is gone
+	evAdopt                      // take over the process the configuration found running
+	numEventKinds
 )
+
+var eventNames = [...]string{"start", "stop", "restart", "running", "exit", "timer", "monitor", "unmonitor",
+	"probe", "notify", "reaped", "adopt"}
+
+func (k eventKind) String() string {
+	if k >= 0 && k < numEventKinds {
+		return eventNames[k]
+	}
+	return fmt.Sprintf("event(%d)", int(k))
+}
 
 type event struct {
 	kind eventKind
@@ -59,6 +73,9 @@ type event struct {
 	role ProbeRole // for evProbe
 	ok   bool      // for evProbe and evNotify
 	gen  int       // for evProbe and evNotify: the spawn the result is about
+	// ending, for evExit: the process is still ending; an evReaped follows
+	// once it is gone. A stop settles only then; a restart does not wait.
+	ending bool
 }
 
 // effectKind names what the loop must do for a transition, in order.
@@ -72,12 +89,40 @@ const (
 	fxArm                         // (re)arm the timer for d
 	fxDisarm                      // stop the timer
 	fxLimitExec                   // run the restart limit's command
+	fxAdopt                       // take over the configured process (Config.Adopt)
+	numEffectKinds
 )
+
+var effectNames = [...]string{"spawn", "signal", "kill", "force-kill", "arm", "disarm", "limit-exec", "adopt"}
+
+func (k effectKind) String() string {
+	if k >= 0 && k < numEffectKinds {
+		return effectNames[k]
+	}
+	return fmt.Sprintf("effect(%d)", int(k))
+}
 
 type effect struct {
 	kind effectKind
 	sig  syscall.Signal
 	d    time.Duration
+}
+
+// then is what a stop leads to once the process is down.
+type then int
+
+const (
+	thenRest    then = iota // stay down (Stopped)
+	thenStart               // an operator's start or restart: start afresh, the restart history forgotten
+	thenRestart             // a failed probe's restart: start again after the policy's delay
+	thenFail                // a failed probe that is not restarted: end Failed
+)
+
+// afterStop is the one choice a stop carries: what happens once its
+// process is down.
+type afterStop struct {
+	then  then
+	delay time.Duration // for thenRestart
 }
 
 // machine is the whole state of one supervised process that transitions
@@ -88,20 +133,18 @@ type machine struct {
 	// unmonitored: an exit is not restarted and a pending restart is
 	// dropped; the process itself is not touched (monit's unmonitor).
 	unmonitored bool
-	thenStart   bool            // while Stopping: start again once it is down
-	stage       int             // while Stopping: 1 signal sent, 2 QUIT sent, 3 killed, 4 forced
-	gen         int             // number of spawns so far
-	restarts    int             // automatic restarts so far
-	history     restart.History // the restart policy's memory
-	startedAt   time.Time       // time of the last spawn
-	since       time.Time       // time of the last state change
-	lastExit    *Exit
-	// While Stopping after a failed probe: start again after restartDelay
-	// (probeRestart), or end Failed (thenFail).
-	probeRestart bool
-	thenFail     bool
-	restartDelay time.Duration
-	health       health // the current instance's probe memory
+	after       afterStop // while Stopping: what follows the stop
+	stage       int       // while Stopping: 1 signal sent, 2 QUIT sent, 3 killed, 4 forced
+	// pending, while Stopping, is the exit of a process that is still
+	// ending: the stop settles with it once the process is reaped.
+	pending   *Exit
+	gen       int             // number of spawns (and adoptions) so far
+	restarts  int             // automatic restarts so far
+	history   restart.History // the restart policy's memory
+	startedAt time.Time       // time of the last spawn
+	since     time.Time       // time of the last state change
+	lastExit  *Exit
+	health    health // the current instance's probe memory
 }
 
 // next is the transition function: given the machine, an event and the time
@@ -123,7 +166,19 @@ func next(m machine, ev event, now time.Time, t Timing) (machine, []effect) {
 			m.state = Running
 		}
 	case evExit:
+		if ev.ending && m.state == Stopping {
+			e := ev.exit   // a copy: ev itself stays on the stack
+			m.pending = &e // the stop settles once the process is reaped
+			break
+		}
 		m, fx = onExit(m, ev.exit, now, t)
+	case evReaped:
+		if e := m.pending; e != nil {
+			m.pending = nil
+			m, fx = onExit(m, *e, now, t)
+		}
+	case evAdopt:
+		m, fx = onAdopt(m, now)
 	case evTimer:
 		m, fx = onTimer(m, now, t)
 	case evProbe:
@@ -158,14 +213,29 @@ func onStart(m machine, now time.Time) (machine, []effect) {
 		m, fx := spawn(m, now)
 		return m, append([]effect{{kind: fxDisarm}}, fx...)
 	case Stopping:
-		m.thenStart = true
+		if m.after.then == thenRest {
+			m.after = afterStop{then: thenStart} // a probe's restart or failure stands
+		}
 	}
 	return m, nil // Starting, Running: already on the way up
 }
 
+// onAdopt takes over a process found running: a fresh machine begins in
+// Running with it, wanted up, as if it had spawned it.
+func onAdopt(m machine, now time.Time) (machine, []effect) {
+	if m.state != Stopped || m.gen != 0 {
+		return m, nil // only a machine that never ran adopts
+	}
+	m.state, m.wantUp = Running, true
+	m.gen++
+	m.startedAt = now
+	m.health = health{}
+	return m, []effect{{kind: fxAdopt}}
+}
+
 func onStop(m machine, t Timing) (machine, []effect) {
 	m.wantUp = false
-	m.thenStart, m.thenFail, m.probeRestart = false, false, false
+	m.after = afterStop{}
 	switch m.state {
 	case Starting, Running:
 		m.state = Stopping
@@ -196,10 +266,10 @@ func onRestart(m machine, now time.Time, t Timing) (machine, []effect) {
 	switch m.state {
 	case Starting, Running:
 		m, fx := onStop(m, t)
-		m.wantUp, m.thenStart = true, true
+		m.wantUp, m.after = true, afterStop{then: thenStart}
 		return m, fx
 	case Stopping:
-		m.wantUp, m.thenStart, m.thenFail, m.probeRestart = true, true, false, false
+		m.wantUp, m.after = true, afterStop{then: thenStart}
 		return m, nil
 	}
 	return onStart(m, now)
@@ -209,30 +279,7 @@ func onExit(m machine, e Exit, now time.Time, t Timing) (machine, []effect) {
 	m.lastExit = &e
 	switch m.state {
 	case Stopping:
-		m.stage = 0
-		fx := []effect{{kind: fxDisarm}}
-		switch {
-		case m.thenFail:
-			m.thenFail = false
-			m.state = Failed
-			return m, fx
-		case m.thenStart && m.probeRestart:
-			m.thenStart, m.probeRestart = false, false
-			if m.restartDelay > 0 {
-				m.state = Backoff
-				return m, []effect{{kind: fxArm, d: m.restartDelay}}
-			}
-			m, more := spawn(m, now)
-			return m, append(fx, more...)
-		}
-		if m.thenStart {
-			m.thenStart = false
-			m.history = restart.History{}
-			m, more := spawn(m, now)
-			return m, append(fx, more...)
-		}
-		m.state = Stopped
-		return m, fx
+		return afterStopping(m, now)
 	case Starting, Running:
 		if m.unmonitored {
 			m.state = Stopped // not supervised: nobody restarts it
@@ -269,6 +316,32 @@ func onExit(m machine, e Exit, now time.Time, t Timing) (machine, []effect) {
 		return spawn(m, now)
 	}
 	return m, nil // no process in the other states: a stale report
+}
+
+// afterStopping carries out a stop's after-stop choice once its process
+// has exited.
+func afterStopping(m machine, now time.Time) (machine, []effect) {
+	after := m.after
+	m.stage, m.after = 0, afterStop{}
+	fx := []effect{{kind: fxDisarm}}
+	switch after.then {
+	case thenFail:
+		m.state = Failed
+		return m, fx
+	case thenRestart:
+		if after.delay > 0 {
+			m.state = Backoff
+			return m, []effect{{kind: fxArm, d: after.delay}}
+		}
+		m, more := spawn(m, now)
+		return m, append(fx, more...)
+	case thenStart:
+		m.history = restart.History{}
+		m, more := spawn(m, now)
+		return m, append(fx, more...)
+	}
+	m.state = Stopped
+	return m, fx
 }
 
 // settleExit ends a process that is not restarted: a clean exit is

@@ -26,6 +26,9 @@ func in(s State) machine {
 
 func fxs(kinds ...effectKind) []effectKind { return kinds }
 
+// startsAgain reports whether m's stop leads to a new start.
+func startsAgain(m machine) bool { return m.after.then == thenStart || m.after.then == thenRestart }
+
 func kindsOf(fx []effect) []effectKind {
 	out := make([]effectKind, len(fx))
 	for i, f := range fx {
@@ -49,45 +52,51 @@ func TestNextEveryPair(t *testing.T) {
 			evRunning: {Stopped, nil}, evExit: {Stopped, nil}, evTimer: {Stopped, nil},
 			evMonitor: {Starting, fxs(fxSpawn)}, evUnmonitor: {Stopped, nil},
 			evProbe: {Stopped, nil}, evNotify: {Stopped, nil},
+			evReaped: {Stopped, nil}, evAdopt: {Stopped, nil},
 		},
 		Starting: {
 			evStart: {Starting, nil}, evStop: {Stopping, fxs(fxSignal, fxArm)}, evRestart: {Stopping, fxs(fxSignal, fxArm)},
 			evRunning: {Running, nil}, evExit: {Starting, fxs(fxSpawn)}, evTimer: {Starting, nil},
 			evMonitor: {Starting, nil}, evUnmonitor: {Starting, nil},
 			evProbe: {Starting, nil}, evNotify: {Starting, nil},
+			evReaped: {Starting, nil}, evAdopt: {Starting, nil},
 		},
 		Running: {
 			evStart: {Running, nil}, evStop: {Stopping, fxs(fxSignal, fxArm)}, evRestart: {Stopping, fxs(fxSignal, fxArm)},
 			evRunning: {Running, nil}, evExit: {Starting, fxs(fxSpawn)}, evTimer: {Running, nil},
 			evMonitor: {Running, nil}, evUnmonitor: {Running, nil},
 			evProbe: {Running, nil}, evNotify: {Running, nil},
+			evReaped: {Running, nil}, evAdopt: {Running, nil},
 		},
 		Backoff: {
 			evStart: {Starting, fxs(fxDisarm, fxSpawn)}, evStop: {Stopped, fxs(fxDisarm)}, evRestart: {Starting, fxs(fxDisarm, fxSpawn)},
 			evRunning: {Backoff, nil}, evExit: {Backoff, nil}, evTimer: {Starting, fxs(fxSpawn)},
 			evMonitor: {Starting, fxs(fxDisarm, fxSpawn)}, evUnmonitor: {Stopped, fxs(fxDisarm)},
 			evProbe: {Backoff, nil}, evNotify: {Backoff, nil},
+			evReaped: {Backoff, nil}, evAdopt: {Backoff, nil},
 		},
 		Stopping: {
 			evStart: {Stopping, nil}, evStop: {Stopping, nil}, evRestart: {Stopping, nil},
 			evRunning: {Stopping, nil}, evExit: {Stopped, fxs(fxDisarm)}, evTimer: {Stopping, fxs(fxSignal, fxArm)},
 			evMonitor: {Stopping, nil}, evUnmonitor: {Stopping, nil},
 			evProbe: {Stopping, nil}, evNotify: {Stopping, nil},
+			evReaped: {Stopping, nil}, evAdopt: {Stopping, nil},
 		},
 		Failed: {
 			evStart: {Starting, fxs(fxSpawn)}, evStop: {Stopped, nil}, evRestart: {Starting, fxs(fxSpawn)},
 			evRunning: {Failed, nil}, evExit: {Failed, nil}, evTimer: {Failed, nil},
 			evMonitor: {Starting, fxs(fxSpawn)}, evUnmonitor: {Failed, nil},
 			evProbe: {Failed, nil}, evNotify: {Failed, nil},
+			evReaped: {Failed, nil}, evAdopt: {Failed, nil},
 		},
 	}
 	for s := Stopped; s <= Failed; s++ {
-		for k := evStart; k <= evNotify; k++ {
+		for k := evStart; k < numEventKinds; k++ {
 			w, ok := table[s][k]
 			if !ok {
-				t.Fatalf("table lacks (%s, %d)", s, k)
+				t.Fatalf("table lacks (%s, %s)", s, k)
 			}
-			t.Run(fmt.Sprintf("%s/%d", s, k), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/%s", s, k), func(t *testing.T) {
 				m, fx := next(in(s), ev(k), later, Timing{})
 				if m.state != w.state || !slices.Equal(kindsOf(fx), w.fx) {
 					t.Fatalf("got %s %v, want %s %v", m.state, kindsOf(fx), w.state, w.fx)
@@ -148,7 +157,7 @@ func TestQuickExitsBackOff(t *testing.T) {
 
 func TestRestartThenStartAgain(t *testing.T) {
 	m, _ := next(in(Running), event{kind: evRestart}, t0, Timing{})
-	if !m.wantUp || !m.thenStart {
+	if !m.wantUp || !startsAgain(m) {
 		t.Fatalf("restart must remember to start: %+v", m)
 	}
 	m, fx := next(m, event{kind: evExit}, t0, Timing{})
@@ -195,7 +204,7 @@ func TestUnmonitor(t *testing.T) {
 	for _, k := range []eventKind{evStart, evMonitor, evRestart} {
 		m2, fx := next(m, event{kind: k}, t0, Timing{})
 		if m2.unmonitored || m2.state != Starting || !slices.Equal(kindsOf(fx), fxs(fxSpawn)) {
-			t.Fatalf("event %d after unmonitor: %+v %v", k, m2, fx)
+			t.Fatalf("event %s after unmonitor: %+v %v", k, m2, fx)
 		}
 	}
 	m, _ = next(in(Running), event{kind: evUnmonitor}, t0, Timing{})
@@ -204,3 +213,42 @@ func TestUnmonitor(t *testing.T) {
 		t.Fatalf("stop while unmonitored: %+v %v", m, fx)
 	}
 }
+
+// TestAdoptIsAnEvent: a machine that never ran takes a found process over
+// as a spawn would (Running, wanted up, a generation of its own), keeping
+// its unmonitored flag; any other machine ignores it.
+func TestAdoptIsAnEvent(t *testing.T) {
+	for _, unmonitored := range []bool{false, true} {
+		m, fx := next(machine{since: t0, unmonitored: unmonitored}, event{kind: evAdopt}, later(t0), Timing{})
+		if m.state != Running || !m.wantUp || m.gen != 1 || !m.startedAt.Equal(later(t0)) ||
+			m.unmonitored != unmonitored || !slices.Equal(kindsOf(fx), fxs(fxAdopt)) {
+			t.Fatalf("adopt (unmonitored %v): %+v %v", unmonitored, m, kindsOf(fx))
+		}
+	}
+	m, fx := next(in(Stopped), event{kind: evAdopt}, t0, Timing{})
+	if m.state != Stopped || fx != nil {
+		t.Fatalf("adopt after a first run: %s %v", m.state, kindsOf(fx))
+	}
+}
+
+// TestStopWaitsForTheReap: an exit reported while its process is still
+// ending is held by a stopping machine until evReaped; a running one
+// restarts at once.
+func TestStopWaitsForTheReap(t *testing.T) {
+	m, _ := next(in(Running), event{kind: evStop}, t0, Timing{})
+	m, fx := next(m, event{kind: evExit, exit: Exit{Code: 7}, ending: true}, t0, Timing{})
+	if m.state != Stopping || fx != nil || m.lastExit != nil || m.pending == nil {
+		t.Fatalf("exit while ending: %+v %v", m, kindsOf(fx))
+	}
+	m, fx = next(m, event{kind: evReaped}, t0, Timing{})
+	if m.state != Stopped || m.pending != nil || m.lastExit == nil || m.lastExit.Code != 7 ||
+		!slices.Equal(kindsOf(fx), fxs(fxDisarm)) {
+		t.Fatalf("after the reap: %+v %v", m, kindsOf(fx))
+	}
+	m, fx = next(in(Running), event{kind: evExit, exit: Exit{Code: 7}, ending: true}, later(t0), Timing{})
+	if m.state != Starting || !slices.Equal(kindsOf(fx), fxs(fxSpawn)) {
+		t.Fatalf("a running process's exit waited: %s %v", m.state, kindsOf(fx))
+	}
+}
+
+func later(t time.Time) time.Time { return t.Add(time.Minute) }

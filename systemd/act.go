@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/backend"
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/proc"
 )
@@ -138,12 +138,9 @@ func (d *Driver) wantedDown(unit string) bool {
 // executable. systemctl kill would reach `vigil exec`, whose TERM and INT
 // mean "stop with bpm's ladder".
 func (d *Driver) Signal(_ context.Context, req control.SignalRequest) error {
-	sig, err := control.ParseSignal(req.Signal)
+	sig, err := backend.SignalOf(req)
 	if err != nil {
-		return control.Errorf(control.ErrBadRequest, "%v", err)
-	}
-	if req.Process == "" {
-		return control.Errorf(control.ErrBadRequest, "signal needs a process")
+		return err
 	}
 	svcs, err := d.targets(req.Job, req.Process)
 	if err != nil {
@@ -164,13 +161,8 @@ func (d *Driver) Signal(_ context.Context, req control.SignalRequest) error {
 
 // targets finds the services of a job, or of one of its processes.
 func (d *Driver) targets(jobName, procName string) ([]service, error) {
-	if err := boshpath.CheckName(jobName); err != nil {
-		return nil, control.Errorf(control.ErrBadRequest, "job: %v", err)
-	}
-	if procName != "" {
-		if err := boshpath.CheckName(procName); err != nil {
-			return nil, control.Errorf(control.ErrBadRequest, "process: %v", err)
-		}
+	if err := backend.CheckTarget(jobName, procName); err != nil {
+		return nil, err
 	}
 	cur := d.cur.Load()
 	var out []service
@@ -182,8 +174,5 @@ func (d *Driver) targets(jobName, procName string) ([]service, error) {
 	if len(out) > 0 {
 		return out, nil
 	}
-	if _, ok := cur.jobs[jobName]; !ok {
-		return nil, control.Errorf(control.ErrNotFound, "no job %s is supervised (looked for %s)", jobName, d.cfg.Layout.BPMConfig(jobName))
-	}
-	return nil, control.Errorf(control.ErrNotFound, "process %q not present in job configuration (%s)", procName, d.cfg.Layout.BPMConfig(jobName))
+	return nil, backend.NotFound(d.cfg.Layout, cur.jobs, cur.problems, jobName, procName)
 }

@@ -12,32 +12,28 @@ import (
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/testroot"
 	"github.com/vigil-bosh/vigil/pidfile"
 )
 
 type fakeHost struct {
 	fake, units, runtime string
+	root                 *testroot.Root
 	l                    boshpath.Layout
 }
 
 // newFakeHost makes a BOSH root with two jobs and a fake systemctl.
 func newFakeHost(t *testing.T) (*fakeHost, *Driver) {
 	t.Helper()
-	root := t.TempDir()
-	l, err := boshpath.New(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &fakeHost{fake: t.TempDir(), units: t.TempDir(), runtime: t.TempDir(), l: l}
+	root := testroot.New(t, "")
+	l := root.Layout
+	h := &fakeHost{fake: t.TempDir(), units: t.TempDir(), runtime: t.TempDir(), root: root, l: l}
 	if err := os.MkdirAll(filepath.Join(h.fake, "state"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	h.writeJob(t, "web", "web", "worker")
 	h.writeJob(t, "db", "postgres")
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	self := root.Self
 	t.Setenv(fakeEnv, h.fake)
 	t.Setenv("GORACE", "atexit_sleep_ms=0") // a race-enabled fake would linger 1 s at each exit
 	d := New(Config{Layout: l, UnitDir: h.units, RuntimeDir: h.runtime, Systemctl: self,
@@ -51,21 +47,10 @@ func (h *fakeHost) writeJob(t *testing.T, name string, procs ...string) {
 	b.WriteString("processes:\n")
 	for _, p := range procs {
 		exe := filepath.Join(h.l.Root(), "packages", name, "bin", p)
-		if err := os.MkdirAll(filepath.Dir(exe), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
+		h.root.Write(exe, "#!/bin/sh\n", 0o755)
 		b.WriteString("- name: " + p + "\n  executable: " + exe + "\n")
 	}
-	cfg := h.l.BPMConfig(name)
-	if err := os.MkdirAll(filepath.Dir(cfg), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(cfg, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	h.root.Config(name, b.String())
 }
 
 // calls returns and forgets the systemctl calls made so far.

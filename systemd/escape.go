@@ -2,7 +2,10 @@ package systemd
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/vigil-bosh/vigil/supervise"
 )
 
 // Escape escapes s as systemd-escape does for one component of a unit name:
@@ -33,6 +36,41 @@ func plain(c byte) bool {
 // ServiceName is the unit of one process: vigil-JOB-PROC.service.
 func ServiceName(jobName, procName string) string {
 	return "vigil-" + Escape(jobName) + "-" + Escape(procName) + ".service"
+}
+
+// serviceID is the inverse of ServiceName: the job and process a service's
+// unit name stands for, and false for any other name.
+func serviceID(unit string) (supervise.ID, bool) {
+	rest, ok := strings.CutPrefix(unit, "vigil-")
+	if !ok {
+		return supervise.ID{}, false
+	}
+	rest, ok = strings.CutSuffix(rest, ".service")
+	j, p, two := strings.Cut(rest, "-")
+	if !ok || !two {
+		return supervise.ID{}, false
+	}
+	id := supervise.ID{Job: unescape(j), Process: unescape(p)}
+	if ServiceName(id.Job, id.Process) != unit { // escaped otherwise: not one of ours
+		return supervise.ID{}, false
+	}
+	return id, true
+}
+
+// unescape undoes Escape's \xNN (a '-' never stands in a name part).
+func unescape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) && s[i+1] == 'x' {
+			if n, err := strconv.ParseUint(s[i+2:i+4], 16, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // TargetName is the unit grouping the processes of one job: vigil-JOB.target.

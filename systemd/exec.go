@@ -8,8 +8,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/vigil-bosh/vigil/backend"
 	"github.com/vigil-bosh/vigil/boshpath"
-	"github.com/vigil-bosh/vigil/daemon"
 	"github.com/vigil-bosh/vigil/job"
 	"github.com/vigil-bosh/vigil/proc"
 	"github.com/vigil-bosh/vigil/restart"
@@ -60,11 +60,8 @@ func Exec(ctx context.Context, c ExecConfig) (int, error) {
 	}
 	r := proc.NewRunner(p, proc.Options{Layout: c.Layout, Init: init, InitEnv: c.InitEnv,
 		NoIsolation: c.NoIsolation, NoCgroup: true})
-	t := c.Timing
-	t.StopSignal = p.ShutdownSignal
-	t.Restart = restart.Policy{Mode: restart.Never}
-	probes := daemon.ProbesOf(p, c.Layout, r.Enter)
-	t.Health = supervise.HealthTimingOf(probes, p.Health.Notify != "")
+	t, probes := backend.Supervision(p, c.Layout, c.Timing, r.StartInside)
+	t.Restart = restart.Policy{Mode: restart.Never} // systemd restarts the unit
 	ready := func() {}
 	if c.NotifySocket != "" {
 		ready = func() { _ = sdNotify(c.NotifySocket, "READY=1") }
@@ -93,10 +90,8 @@ func supervised(ctx context.Context, cfg supervise.Config, sigs <-chan os.Signal
 			}
 		}
 	}
-	sup := supervise.New(cfg)
-	runCtx, cancel := context.WithCancel(context.Background())
-	go sup.Run(runCtx)
-	defer func() { cancel(); <-sup.Done() }()
+	sup, end := supervise.Start(cfg)
+	defer end()
 	if _, err := sup.Send(ctx, supervise.VerbStart); err != nil {
 		return 1, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}

@@ -5,19 +5,18 @@ import (
 	"fmt"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/vigil-bosh/vigil/control"
-	"github.com/vigil-bosh/vigil/daemon"
 	"github.com/vigil-bosh/vigil/monitcompat"
 	"github.com/vigil-bosh/vigil/monitrc"
 )
 
 // serveMonit serves monit's HTTP API (the BOSH agent's) over the units when
 // monit control files with `set httpd` exist, until ctx is done. A check
-// process started through the bpm shim drives its unit; other checks are
-// shown but not supervised on this back end. The control files are read
+// process started through the bpm shim drives its unit; files, hosts and
+// the system are checked by the engine's cycles; other check processes
+// are shown but not supervised on this back end. The control files are read
 // once: a change needs a daemon restart. Without control files it returns
 // nil; otherwise a channel that receives once the engine and the API have
 // both ended, beside any error that kept the API from being served.
@@ -28,16 +27,16 @@ func (d *Driver) serveMonit(ctx context.Context) (<-chan error, error) {
 	}
 	units := map[string]monitcompat.Unit{}
 	for _, s := range cfg.Services {
-		if id, ok := daemon.BPMShim(d.cfg.Layout, s.Start); ok && s.Type == monitrc.TypeProcess {
+		if id, ok := monitcompat.BPMShim(d.cfg.Layout, s.Start); ok && s.Type == monitrc.TypeProcess {
 			units[s.Name] = &driverUnit{d: d, job: id.Job, proc: id.Process}
 			continue
 		}
-		u := &fixedUnit{}
-		u.mon.Store(monitcompat.Monitored)
-		units[s.Name] = u
-		if s.Type == monitrc.TypeProcess {
-			d.log.Warn("monit check not supervised on the systemd back end", "service", s.Name)
+		if s.Type != monitrc.TypeProcess { // files, hosts, the system: the engine's cycles check them
+			units[s.Name] = monitcompat.NewCheckUnit(s, s.Mode != "manual")
+			continue
 		}
+		units[s.Name] = monitcompat.NewFlagUnit()
+		d.log.Warn("monit check not supervised on the systemd back end", "service", s.Name)
 	}
 	e := monitcompat.NewEngine(cfg, units, d.started, time.Now().Unix(), nil)
 	srv, ln, err := monitListener(e, cfg.HTTPD)
@@ -125,21 +124,6 @@ func (u *driverUnit) Status() monitcompat.UnitStatus {
 		st.Uptime = now.Sub(ps.Since)
 	}
 	return st
-}
-
-// fixedUnit stands for a check this back end does not supervise: it keeps
-// the monitoring flag only.
-type fixedUnit struct{ mon atomic.Int32 }
-
-func (u *fixedUnit) Start(context.Context) error   { u.mon.Store(monitcompat.Monitored); return nil }
-func (u *fixedUnit) Stop(context.Context) error    { u.mon.Store(monitcompat.NotMonitored); return nil }
-func (u *fixedUnit) Monitor(context.Context) error { u.mon.Store(monitcompat.Monitored); return nil }
-func (u *fixedUnit) Unmonitor(context.Context) error {
-	u.mon.Store(monitcompat.NotMonitored)
-	return nil
-}
-func (u *fixedUnit) Status() monitcompat.UnitStatus {
-	return monitcompat.UnitStatus{Running: true, Monitor: int(u.mon.Load()), Collected: time.Now()}
 }
 
 // snapshot returns the latest known status of JOB/PROC.

@@ -27,7 +27,8 @@ func (s systemctl) run(ctx context.Context, args ...string) ([]byte, error) {
 }
 
 // showProps are the properties Status reads, in one systemctl call.
-const showProps = "Id,ActiveState,SubState,MainPID,NRestarts,ExecMainCode,ExecMainStatus,ExecMainExitTimestamp,StateChangeTimestamp"
+const showProps = "Id,ActiveState,SubState,MainPID,NRestarts,ExecMainCode,ExecMainStatus,ExecMainExitTimestamp," +
+	"StateChangeTimestamp,ExecMainStartTimestampMonotonic"
 
 // timestampLayout is systemctl show's format for timestamps.
 const timestampLayout = "Mon 2006-01-02 15:04:05 MST"
@@ -38,7 +39,12 @@ type unitState struct {
 	MainPID, NRestarts int
 	ExitCode, Status   int // ExecMainCode (CLD_EXITED, CLD_KILLED, CLD_DUMPED) and ExecMainStatus
 	Since, ExitedAt    time.Time
+	StartedMono        int64 // ExecMainStartTimestampMonotonic: µs since boot at the main process's start
 }
+
+// instance numbers the unit's runs: each start of its main process has a
+// later start time (zero before the first).
+func (u unitState) instance() int { return int(u.StartedMono) }
 
 // show reads the state of units, keyed by unit name.
 func (s systemctl) show(ctx context.Context, units []string) (map[string]unitState, error) {
@@ -83,6 +89,8 @@ func (s systemctl) show(ctx context.Context, units []string) (map[string]unitSta
 			cur.Since, _ = time.Parse(timestampLayout, v)
 		case "ExecMainExitTimestamp":
 			cur.ExitedAt, _ = time.Parse(timestampLayout, v)
+		case "ExecMainStartTimestampMonotonic":
+			cur.StartedMono, _ = strconv.ParseInt(v, 10, 64)
 		}
 	}
 	flush()

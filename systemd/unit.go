@@ -19,8 +19,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/vigil-bosh/vigil/backend"
 	"github.com/vigil-bosh/vigil/boshpath"
-	"github.com/vigil-bosh/vigil/daemon"
 	"github.com/vigil-bosh/vigil/job"
 	"github.com/vigil-bosh/vigil/restart"
 )
@@ -97,7 +97,7 @@ func Service(l boshpath.Layout, j *job.Job, p job.Process, o Options) Unit {
 		kv("After", ServiceName(d.Job, d.Process))
 		kv("Requires", ServiceName(d.Job, d.Process))
 	}
-	pol := daemon.RestartPolicy(o.Restart, p.Restart) // systemd maps the mode, first delay and limit
+	pol := backend.RestartPolicy(o.Restart, p.Restart) // systemd maps the mode, first delay and limit
 	switch lim := pol.Limit; {
 	case lim.Count > 0 && lim.Within > 0:
 		kv("StartLimitIntervalSec", seconds(lim.Within))

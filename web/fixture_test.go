@@ -18,6 +18,7 @@ import (
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/daemon"
 	"github.com/vigil-bosh/vigil/internal/testproc"
+	"github.com/vigil-bosh/vigil/internal/testroot"
 )
 
 func TestMain(m *testing.M) {
@@ -38,18 +39,13 @@ type liveDaemon struct {
 
 func startDaemon(t *testing.T) *liveDaemon {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "vw") // short: the control socket's path must fit
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	l, _ := boshpath.New(dir)
-	ld := &liveDaemon{layout: l, rep: testproc.Listen(t)}
-	ld.writeJob(t, "app", "server")
-	ld.writeJob(t, "worker", "a", "b")
-	writeFile(t, l.BPMConfig("broken"), "processes:\n- name: x\n  executable: 7\n  limits: {memory: lots}\n")
-	self, _ := os.Executable()
-	d, err := daemon.New(daemon.Config{Layout: l, Init: self, InitEnv: []string{"GORACE=" + testproc.NoRaceExitDelay},
+	r := testroot.New(t, "")
+	l := r.Layout
+	ld := &liveDaemon{layout: l, rep: r.Rep}
+	r.Job("app", testroot.Proc{Name: "server", Behaviour: "serve"})
+	r.Job("worker", testroot.Proc{Name: "a", Behaviour: "serve"}, testroot.Proc{Name: "b", Behaviour: "serve"})
+	r.Config("broken", "processes:\n- name: x\n  executable: 7\n  limits: {memory: lots}\n")
+	d, err := daemon.New(daemon.Config{Layout: l, Init: r.Self, InitEnv: []string{"GORACE=" + testproc.NoRaceExitDelay},
 		NoIsolation: true, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
@@ -73,19 +69,6 @@ func startDaemon(t *testing.T) *liveDaemon {
 		ld.rep.Expect(t, "ready") // every child has its signal handlers
 	}
 	return ld
-}
-
-func (ld *liveDaemon) writeJob(t *testing.T, name string, procs ...string) {
-	self, _ := os.Executable()
-	var b strings.Builder
-	b.WriteString("processes:\n")
-	for _, p := range procs {
-		fmt.Fprintf(&b, "- name: %s\n  executable: %s\n  env:\n", p, self)
-		for k, v := range ld.rep.Env("serve") {
-			fmt.Fprintf(&b, "    %s: %q\n", k, v)
-		}
-	}
-	writeFile(t, ld.layout.BPMConfig(name), b.String())
 }
 
 func writeFile(t *testing.T, path, content string) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/internal/testproc"
+	"github.com/vigil-bosh/vigil/internal/testroot"
 	"github.com/vigil-bosh/vigil/pidfile"
 )
 
@@ -37,6 +38,7 @@ func TestMain(m *testing.M) {
 
 type cli struct {
 	t    *testing.T
+	tr   *testroot.Root
 	root string
 	log  chan string // the daemon's log lines after "supervising"
 }
@@ -44,22 +46,16 @@ type cli struct {
 // newCLI makes a BOSH root with one job "web" of two shell processes that
 // print what they receive.
 func newCLI(t *testing.T) *cli {
-	root := t.TempDir()
+	tr := testroot.New(t, "")
+	root := tr.Layout.Root()
 	script := filepath.Join(root, "packages", "web", "bin", "serve")
-	os.MkdirAll(filepath.Dir(script), 0o755)
-	os.WriteFile(script, []byte("#!/bin/sh\ntrap 'echo got HUP' HUP\ntrap 'exit 0' TERM\necho started $1\nwhile :; do sleep 1000 & wait $!; done\n"), 0o755)
-	c := &cli{t: t, root: root, log: make(chan string, 256)}
+	tr.Write(script, "#!/bin/sh\ntrap 'echo got HUP' HUP\ntrap 'exit 0' TERM\necho started $1\nwhile :; do sleep 1000 & wait $!; done\n", 0o755)
+	c := &cli{t: t, tr: tr, root: root, log: make(chan string, 256)}
 	c.writeJob("processes:\n- name: a\n  executable: " + script + "\n  args: [one]\n- name: b\n  executable: " + script + "\n")
 	return c
 }
 
-func (c *cli) writeJob(yml string) {
-	p := filepath.Join(c.root, "jobs", "web", "config", "bpm.yml")
-	os.MkdirAll(filepath.Dir(p), 0o755)
-	if err := os.WriteFile(p, []byte(yml), 0o644); err != nil {
-		c.t.Fatal(err)
-	}
-}
+func (c *cli) writeJob(yml string) { c.tr.Config("web", yml) }
 
 // daemon starts `vigil daemon` and returns once it has settled (it logs
 // "supervising"); the cleanup sends SIGTERM and checks it exits 0.

@@ -47,7 +47,7 @@ func runContainer(args []string) error {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	cfg := container.Config{
-		Daemon: daemon.Config{Layout: l, Version: version, Log: log},
+		Daemon: daemon.Config{Layout: l, Version: vigilVersion(), Log: log},
 		Grace:  *grace, Probes: *probes, Log: log,
 	}
 	if *jobs != "" {

@@ -40,7 +40,7 @@ func runDaemon(args []string) error {
 		return err
 	}
 	cfg := daemon.Config{
-		Layout: l, Version: version,
+		Layout: l, Version: vigilVersion(),
 		Log:          slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		NoIsolation:  os.Getenv(proc.IsolationEnv) == "off",
 		LeaveRunning: *leave,
@@ -68,7 +68,7 @@ func serveSystemd(cfg daemon.Config, unitDir, systemctl string, page httpOptions
 	scfg := systemd.Config{Layout: cfg.Layout, Jobs: cfg.Jobs, UnitDir: unitDir,
 		Systemctl: systemctl, Units: systemd.Options{Vigil: self}, Version: cfg.Version, Log: cfg.Log}
 	var m *metrics.Metrics
-	if page.addr != "" { // the metrics without events: systemd keeps no stream of them here
+	if page.addr != "" {
 		m = metrics.New()
 		scfg.ControlOptions = []control.ServeOption{control.WithRequestObserver(m.ObserveRequest)}
 	}
@@ -82,6 +82,9 @@ func serveSystemd(cfg daemon.Config, unitDir, systemctl string, page httpOptions
 	servePage, err := listenHTTP(page, cfg.Layout, d, cfg.Log)
 	if err != nil {
 		return err
+	}
+	if m != nil {
+		servePage = followingEvents(servePage, m, d) // restart latency from the units' events too
 	}
 	if err := serveAlongside(servePage, func() error { return d.Run(ctx) }); err != nil {
 		return fmt.Errorf("daemon: %w", err)

@@ -44,7 +44,7 @@ func runDemo(args []string) error {
 	ctx, stop := interruptible()
 	defer stop()
 	err = demo.Run(ctx, demo.Options{
-		Root: root, Out: os.Stdout, Clear: isTerminal(os.Stdout), Version: version,
+		Root: root, Out: os.Stdout, Clear: isTerminal(os.Stdout), Version: vigilVersion(),
 		Render: func(w io.Writer, d *daemon.Daemon) {
 			st, err := d.Status(context.Background())
 			if err != nil {

@@ -12,8 +12,18 @@ import (
 	"github.com/vigil-bosh/vigil/procinit"
 )
 
-// version is vigil's release; the control API reports it.
-const version = "0.1.0-dev"
+// version is vigil's release, stamped at build time with
+// -ldflags "-X main.version=V" (the BOSH release's packaging does); empty
+// in a development build. The control API reports it.
+var version string
+
+// vigilVersion is version, or "dev" for a development build.
+func vigilVersion() string {
+	if version == "" {
+		return "dev"
+	}
+	return version
+}
 
 const usage = `usage: vigil COMMAND [flags] [args]
 
@@ -133,7 +143,7 @@ func run(args []string) error {
 	case "exec":
 		return runExec(rest)
 	case "version", "--version", "-V":
-		fmt.Println("vigil", version)
+		fmt.Println("vigil", vigilVersion())
 		return nil
 	case "help", "-h", "--help":
 		fmt.Print(usage)

@@ -52,7 +52,7 @@ func runMonit(args []string) int {
 		dl, err := boshpath.New(root)
 		if err == nil {
 			err = serveDaemon(daemon.Config{
-				Layout: dl, Version: version, LeaveRunning: true,
+				Layout: dl, Version: vigilVersion(), LeaveRunning: true,
 				Log:         slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
 				NoIsolation: os.Getenv(proc.IsolationEnv) == "off",
 			})

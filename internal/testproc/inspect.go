@@ -67,7 +67,8 @@ func more(behaviour string, rep reporter) (int, bool) {
 // inspect reports, one "see ..." line each, what the process is and what
 // it can do: ids, capabilities, no_new_privs and seccomp from
 // /proc/self/status, rlimits, writes, directory listings, and two probes of
-// the seccomp filter.
+// the seccomp filter, its working directory and its bpm environment
+// (TMPDIR HOME PATH).
 func inspect(rep reporter) {
 	rep.send("see ids %d %d %d %d", os.Getuid(), os.Getgid(), os.Getpid(), os.Getppid())
 	groups, _ := syscall.Getgroups()
@@ -108,6 +109,10 @@ func inspect(rep reporter) {
 	if exe, err := os.Executable(); err == nil {
 		rep.send("see exe %s", filepath.Dir(exe))
 	}
+	if wd, err := os.Getwd(); err == nil {
+		rep.send("see cwd %s", wd)
+	}
+	rep.send("see env %s %s %s", os.Getenv("TMPDIR"), os.Getenv("HOME"), os.Getenv("PATH"))
 }
 
 func split(s string) []string {

@@ -1,0 +1,37 @@
+package backend
+
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/supervise"
+)
+
+// ProcessStatus is a supervisor's status as the control API shows it.
+func ProcessStatus(s supervise.Status) control.ProcessStatus {
+	ps := control.ProcessStatus{
+		Job: s.ID.Job, Process: s.ID.Process, State: s.State.String(), Wanted: "down",
+		PID: s.PID, ExecPID: s.ExecPID, Restarts: s.Restarts, Since: s.Since.UTC().Truncate(time.Millisecond),
+		Unmonitored: s.Unmonitored, Warnings: s.Warnings, Health: s.Health, Ready: s.Ready,
+	}
+	for _, r := range s.Probes {
+		ps.Probes = append(ps.Probes, control.ProbeResult{Role: r.Role.String(), OK: r.OK,
+			LatencyMS: float64(r.Latency.Microseconds()) / 1000, Message: r.Message,
+			At: r.At.UTC().Truncate(time.Millisecond), Failures: r.Failures})
+	}
+	if s.WantUp {
+		ps.Wanted = "up"
+	}
+	if e := s.LastExit; e != nil {
+		ps.LastExit = &control.Exit{
+			Code: e.Code, OOM: e.OOM, Error: e.Err, At: e.At.UTC().Truncate(time.Millisecond),
+			Description: e.String(),
+		}
+		if e.Signal != 0 {
+			ps.LastExit.Signal = unix.SignalName(e.Signal)
+		}
+	}
+	return ps
+}

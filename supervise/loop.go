@@ -1,0 +1,254 @@
+package supervise
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// loop is the state of the goroutine that runs the machine.
+type loop struct {
+	*Supervisor
+	ctx      context.Context
+	m        machine
+	proc     Process
+	pid      int
+	execPID  int
+	warnings []string // of the latest instance to run
+	timer    *time.Timer
+	waiters  []waiter
+	// reaped is closed once the process whose exit was reported while it
+	// was still ending is gone; watched while the machine holds that exit.
+	reaped <-chan struct{}
+	// The probes of the running instance, and their latest results.
+	prober    *prober
+	probeC    chan probeReport
+	lastProbe [numRoles]*ProbeResult
+}
+
+// Run runs the machine until ctx is done. It returns leaving any process as
+// it is: stop it first (Do with VerbStop) to bring it down.
+func (s *Supervisor) Run(ctx context.Context) {
+	defer close(s.done)
+	l := &loop{Supervisor: s, ctx: ctx, timer: time.NewTimer(time.Hour), probeC: make(chan probeReport)}
+	l.timer.Stop()
+	defer l.timer.Stop()
+	defer l.stopProber()
+	l.m = machine{since: time.Now(), unmonitored: s.cfg.Unmonitored}
+	if s.cfg.Adopt != nil {
+		l.handleNested(event{kind: evAdopt})
+	}
+	l.syncProber()
+	l.publish()
+	for {
+		var events <-chan ProcessEvent
+		var ready <-chan bool
+		if l.proc != nil {
+			events = l.proc.Events()
+			if n, ok := l.proc.(ReadyNotifier); ok {
+				ready = n.Ready()
+			}
+		}
+		var reaped <-chan struct{}
+		if l.m.pending != nil {
+			reaped = l.reaped
+		}
+		select {
+		case rep := <-l.probeC:
+			l.probeResult(rep)
+		case ok, open := <-ready:
+			if open {
+				l.handle(event{kind: evNotify, ok: ok, gen: l.m.gen})
+			}
+		case c := <-s.cmds:
+			l.command(c)
+		case pe, ok := <-events:
+			if ev, ok := l.fromProcess(pe, ok); ok {
+				l.handle(ev)
+			}
+		case <-l.timer.C:
+			l.handle(event{kind: evTimer})
+		case <-reaped:
+			l.reaped = nil
+			l.handle(event{kind: evReaped})
+		case <-ctx.Done():
+			l.answerAll()
+			return
+		}
+	}
+}
+
+func (l *loop) command(c command) {
+	if c.signal {
+		if l.proc == nil {
+			c.errc <- ErrNotRunning
+			return
+		}
+		c.errc <- l.proc.Signal(c.sig)
+		return
+	}
+	kinds := [...]eventKind{VerbStart: evStart, VerbStop: evStop, VerbRestart: evRestart,
+		VerbMonitor: evMonitor, VerbUnmonitor: evUnmonitor}
+	l.handle(event{kind: kinds[c.verb]})
+	if c.verb == VerbUnmonitor {
+		c.reply <- l.Status() // settles at once: nothing is done to the process
+		return
+	}
+	w := waiter{up: c.verb != VerbStop, minGen: l.m.gen, reply: c.reply}
+	if c.verb == VerbRestart && l.m.state == Stopping {
+		w.minGen++ // the spawn that counts comes after the stop
+	}
+	if w.settled(l.m) {
+		w.reply <- l.Status()
+		return
+	}
+	l.waiters = append(l.waiters, w)
+}
+
+// fromProcess takes in a report of the current process and returns the
+// event it is for the machine, if any.
+func (l *loop) fromProcess(pe ProcessEvent, ok bool) (event, bool) {
+	switch {
+	case !ok:
+		l.proc, l.pid, l.execPID = nil, 0, 0
+		return event{}, false
+	case pe.Running:
+		l.execPID, l.warnings = pe.ExecPID, pe.Warnings
+		return event{kind: evRunning}, true
+	}
+	l.proc, l.pid, l.execPID = nil, 0, 0
+	e := pe.Exit
+	if e.At.IsZero() {
+		e.At = time.Now()
+	}
+	l.reaped = pe.Reaped
+	return event{kind: evExit, exit: e, ending: pe.Reaped != nil}, true
+}
+
+// handle applies one event: the transition, its effects, then publishing.
+func (l *loop) handle(ev event) {
+	var fx []effect
+	l.m, fx = next(l.m, ev, time.Now(), l.cfg.Timing)
+	for _, f := range fx {
+		l.apply(f)
+	}
+	l.syncProber()
+	l.publish()
+}
+
+func (l *loop) apply(f effect) {
+	switch f.kind {
+	case fxSpawn:
+		l.spawn()
+	case fxAdopt:
+		l.adopt()
+	case fxSignal:
+		if l.proc != nil {
+			_ = l.proc.Signal(f.sig) // a process that is gone reports its exit
+		}
+	case fxKill:
+		if l.proc != nil {
+			_ = l.proc.Kill()
+		}
+	case fxForceKill:
+		if l.proc != nil {
+			_ = l.proc.ForceKill()
+		}
+	case fxArm:
+		l.timer.Reset(f.d)
+	case fxDisarm:
+		l.timer.Stop()
+	case fxLimitExec:
+		if l.cfg.OnLimit != nil {
+			l.cfg.OnLimit()
+		}
+	}
+}
+
+// errNoRunner is the failed start of a supervisor configured without a
+// Runner (one that only adopts and stops).
+var errNoRunner = errors.New("no runner: this supervisor only takes over a running process")
+
+func (l *loop) spawn() {
+	var p Process
+	err := errNoRunner
+	if l.cfg.Runner != nil {
+		p, err = l.cfg.Runner.Start(l.ctx)
+	}
+	if err != nil {
+		l.handleNested(event{kind: evExit, exit: Exit{Err: err.Error(), At: time.Now()}})
+		return
+	}
+	l.proc, l.pid, l.execPID = p, p.PID(), 0
+}
+
+// adopt takes the configured process over. A report it has already sent
+// (it runs, or it has ended meanwhile) is part of the adoption.
+func (l *loop) adopt() {
+	p := l.cfg.Adopt
+	l.proc, l.pid = p, p.PID()
+	select {
+	case pe, ok := <-p.Events():
+		if ev, ok := l.fromProcess(pe, ok); ok {
+			l.handleNested(ev)
+		}
+	default:
+	}
+}
+
+// handleNested applies an event raised while carrying out effects (a spawn
+// that failed). Publishing happens once, in the outer handle.
+func (l *loop) handleNested(ev event) {
+	var fx []effect
+	l.m, fx = next(l.m, ev, time.Now(), l.cfg.Timing)
+	for _, f := range fx {
+		l.apply(f)
+	}
+}
+
+func (l *loop) publish() {
+	st := &Status{
+		ID: l.cfg.ID, State: l.m.state, WantUp: l.m.wantUp, Unmonitored: l.m.unmonitored, PID: l.pid, ExecPID: l.execPID,
+		Restarts: l.m.restarts, Gen: l.m.gen, Since: l.m.since, LastExit: l.m.lastExit, Warnings: l.warnings,
+	}
+	st.Health, st.Ready = healthOf(l.m, l.cfg.Timing.Health)
+	for _, r := range l.lastProbe {
+		if r != nil {
+			st.Probes = append(st.Probes, *r)
+		}
+	}
+	l.snap.Store(st)
+	kept := l.waiters[:0]
+	for _, w := range l.waiters {
+		if w.settled(l.m) {
+			w.reply <- *st
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	l.waiters = kept
+	if l.cfg.OnChange != nil {
+		l.cfg.OnChange(*st)
+	}
+}
+
+// answerAll releases every waiter with the current status, at shutdown.
+func (l *loop) answerAll() {
+	for _, w := range l.waiters {
+		w.reply <- l.Status()
+	}
+	l.waiters = nil
+}
+
+func (w waiter) settled(m machine) bool {
+	if !w.up {
+		return m.state == Stopped || m.state == Failed
+	}
+	switch m.state {
+	case Running, Backoff:
+		return m.gen >= w.minGen
+	case Failed, Stopped:
+		return true
+	}
+	return false
+}
