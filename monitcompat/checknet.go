@@ -3,8 +3,10 @@ package monitcompat
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -82,25 +84,101 @@ func (e *Engine) connections(ctx context.Context, svc *monitrc.Service, st *svcS
 	return out
 }
 
-// checkHost runs a remote host's tests: ICMP, which vigil does not
-// perform (reported as a data access error, never as a success), then its
-// connection tests.
+// checkHost runs a remote host's tests (monit's check_remote_host): its
+// ICMP echo tests, then, if the last of them got an answer, its connection
+// tests (a host that does not answer pings is taken to be down).
 func (e *Engine) checkHost(ctx context.Context, svc *monitrc.Service, st *svcState) []posted {
 	var out []posted
-	for i, t := range svc.Tests {
-		if t.Kind == monitrc.TestICMP {
-			out = append(out, notPerformed(i, t))
+	var pings []PortResult
+	down := false
+	for _, i := range reversed(svc, monitrc.TestICMP) {
+		t := svc.Tests[i]
+		rtt, err := icmpEcho(ctx, svc.Address, t.Count, t.Timeout)
+		switch {
+		case errors.Is(err, errNoICMP):
+			// monit takes a ping it may not send for an answer; vigil says
+			// the test is not performed.
+			out = append(out, posted{key: "test" + strconv.Itoa(i), bit: EventData, failed: true,
+				message: fmt.Sprintf("vigil cannot send ICMP echo requests (%v): the test 'if failed icmp' (line %d) is not performed", err, t.Line),
+				action:  monitrc.Action{Kind: monitrc.ActAlert}, recover: monitrc.Action{Kind: monitrc.ActAlert}})
+			down = false
+		case err != nil:
+			out = append(out, testResult(i, t, checked{EventIcmp, true, "failed ICMP test [Echo Request]"}))
+			pings, down = append(pings, PortResult{Test: i}), true
+		default:
+			out = append(out, testResult(i, t, checked{EventIcmp, false, "succeeded ICMP test [Echo Request]"}))
+			pings, down = append(pings, PortResult{Test: i, OK: true, Response: rtt}), false
 		}
+	}
+	e.mu.Lock()
+	st.pings = pings
+	e.mu.Unlock()
+	if down {
+		return out
 	}
 	return append(out, e.connections(ctx, svc, st)...)
 }
 
-// notPerformed is the result of a test vigil cannot perform: a failure
-// that says so, alerted, never acted on.
-func notPerformed(i int, t monitrc.Test) posted {
-	return posted{key: "test" + strconv.Itoa(i), bit: EventData, failed: true,
-		message: fmt.Sprintf("vigil does not perform the test 'if %s' (line %d)", t.Text, t.Line),
-		action:  monitrc.Action{Kind: monitrc.ActAlert}, recover: monitrc.Action{Kind: monitrc.ActAlert}}
+// errNoICMP is a ping vigil may not send (no raw socket).
+var errNoICMP = errors.New("no ICMP socket")
+
+// icmpEcho sends count echo requests to host, one after another, and
+// returns the round trip of the first answered, within timeout each.
+func icmpEcho(ctx context.Context, host string, count int, timeout time.Duration) (time.Duration, error) {
+	addr, err := net.ResolveIPAddr("ip4", host)
+	if err != nil {
+		return 0, fmt.Errorf("resolve %s: %w", host, err)
+	}
+	conn, err := net.ListenPacket("ip4:icmp", "")
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", errNoICMP, err)
+	}
+	defer conn.Close()
+	if timeout <= 0 {
+		timeout = monitrc.DefaultConnTimeout
+	}
+	id := os.Getpid() & 0xffff
+	buf := make([]byte, 1500)
+	for seq := range max(count, 1) {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		start := time.Now()
+		if _, err := conn.WriteTo(echoRequest(id, seq), addr); err != nil {
+			continue
+		}
+		_ = conn.SetReadDeadline(start.Add(timeout))
+		for {
+			n, from, err := conn.ReadFrom(buf)
+			if err != nil {
+				break // this request's time is up
+			}
+			if isEchoReply(buf[:n], id, seq) && from.String() == addr.String() {
+				return time.Since(start), nil
+			}
+		}
+	}
+	return 0, errors.New("no echo reply")
+}
+
+// echoRequest is an ICMP echo request (RFC 792) with its checksum.
+func echoRequest(id, seq int) []byte {
+	b := []byte{8, 0, 0, 0, byte(id >> 8), byte(id), byte(seq >> 8), byte(seq), 'v', 'i', 'g', 'i', 'l', 0, 0, 0}
+	var sum uint32
+	for i := 0; i < len(b); i += 2 {
+		sum += uint32(b[i])<<8 | uint32(b[i+1])
+	}
+	sum = (sum >> 16) + (sum & 0xffff)
+	sum += sum >> 16
+	c := ^uint16(sum)
+	b[2], b[3] = byte(c>>8), byte(c)
+	return b
+}
+
+// isEchoReply reports whether b (an ICMP message, the IP header stripped)
+// is the reply to the request id, seq.
+func isEchoReply(b []byte, id, seq int) bool {
+	return len(b) >= 8 && b[0] == 0 && b[1] == 0 && int(b[4])<<8|int(b[5]) == id && int(b[6])<<8|int(b[7]) == seq
 }
 
 // connect runs one connection test (monit's check_connection): open the

@@ -43,9 +43,12 @@ type FSInfo struct {
 	SpaceUsedBlocks, InodesUsed        int64
 }
 
-// fileMemo is what change tests compare with, from the cycle before.
+// fileMemo is what change tests compare with, from the cycle before; at
+// the first look, from when the engine began (monit takes it when it
+// reads the control file).
 type fileMemo struct {
 	seen      bool
+	begun     bool // the path existed when the engine began
 	timestamp time.Time
 	size      int64
 	sum       string // the expected checksum (given, or taken at the first look)
@@ -84,7 +87,10 @@ func (e *Engine) checkPath(svc *monitrc.Service, st *svcState) []posted {
 	info := &FileInfo{Mode: uint32(fi.Mode().Perm()) | uint32(sys.Mode&0o7000), UID: int(sys.Uid), GID: int(sys.Gid),
 		Timestamp: laterOf(time.Unix(sys.Mtim.Unix()), time.Unix(sys.Ctim.Unix())), Size: fi.Size()}
 	if ok, what := rightType(svc.Type, fi); svc.Type != monitrc.TypeFilesystem {
-		out = append(out, posted{key: "type", bit: EventInvalid, failed: !ok, message: what, action: alert, recover: alert})
+		// Of the wrong type, it is restarted, as a missing one (monit's
+		// default action for an invalid type).
+		restart := monitrc.Action{Kind: monitrc.ActRestart}
+		out = append(out, posted{key: "type", bit: EventInvalid, failed: !ok, message: what, action: restart, recover: alert})
 		if !ok {
 			return out
 		}
@@ -168,9 +174,8 @@ func pathTest(t monitrc.Test, svc *monitrc.Service, st *svcState, info *FileInfo
 		return ownerTest(t, p, info), true
 	case monitrc.TestTimestamp:
 		if t.Changed {
-			if !st.memo.seen {
-				return checked{}, false
-			}
+			// A path missing when the engine began has the timestamp 0, so
+			// its first look is a change (monit's addtimestamp).
 			ch := !info.Timestamp.Equal(st.memo.timestamp)
 			return checked{EventTimestamp, ch, pick(ch, "timestamp was changed for "+p, "timestamp was not changed for "+p)}, true
 		}
@@ -178,8 +183,8 @@ func pathTest(t monitrc.Test, svc *monitrc.Service, st *svcState, info *FileInfo
 		return checked{EventTimestamp, bad, pick(bad, "timestamp test failed for "+p, "timestamp succeeded")}, true
 	case monitrc.TestSize:
 		if t.Changed {
-			if !st.memo.seen {
-				return checked{}, false
+			if !st.memo.seen && !st.memo.begun {
+				return checked{}, false // the first look takes the size to compare with
 			}
 			ch := info.Size != st.memo.size
 			return checked{EventSize, ch, pick(ch, "size was changed for "+p, "size was not changed")}, true
@@ -281,8 +286,10 @@ func fileSum(path, kind string) (string, error) {
 
 // content reads the lines written since the last cycle (from the start
 // when the file was replaced or shrank) and runs the match tests on each
-// complete line, as monit's check_match: a line an ignore test matches is
-// skipped; a match test that matches posts a change (content match).
+// complete line, as monit's check_match: for each test in order, a line
+// that matches (or, for "not match", does not) is a change (content
+// match) unless an ignore test matches it too, which ends that line's
+// tests; one that does not is "content doesn't match".
 func (e *Engine) content(svc *monitrc.Service, st *svcState, info *FileInfo, inode uint64) []posted {
 	var ifs, ignores []int
 	for i, t := range svc.Tests {
@@ -319,15 +326,26 @@ func (e *Engine) content(svc *monitrc.Service, st *svcState, info *FileInfo, ino
 		}
 		st.memo.readPos += int64(len(line))
 		line = strings.TrimSuffix(line, "\n")
+	tests:
 		for _, i := range ifs {
 			t := svc.Tests[i]
-			if matches(svc, t, line) != t.Not && !ignored(svc, ignores, line) {
-				out = append(out, testResult(i, t, checked{EventContent, true, "content match [" + line + "]"}))
-			} else {
-				out = append(out, testResult(i, t, checked{EventContent, false, "content doesn't match [" + line + "]"}))
+			switch {
+			case matches(svc, t, line) == t.Not:
+				out = append(out, changeResult(i, t, checked{EventContent, false, "content doesn't match [" + line + "]"}))
+			case ignored(svc, ignores, line):
+				break tests
+			default:
+				out = append(out, changeResult(i, t, checked{EventContent, true, "content match [" + line + "]"}))
 			}
 		}
 	}
+}
+
+// changeResult is testResult for a test that reports changes (a match).
+func changeResult(i int, t monitrc.Test, c checked) posted {
+	p := testResult(i, t, c)
+	p.change, p.recover = true, monitrc.Action{}
+	return p
 }
 
 func ignored(svc *monitrc.Service, ignores []int, line string) bool {
@@ -412,4 +430,27 @@ func compareNum(v float64, op string, limit float64) bool {
 		return v != limit
 	}
 	return v == limit
+}
+
+// beginPath takes what the change tests of a path service compare with at
+// their first look: the path's timestamp, size and checksum when the
+// engine begins (monit's, when it reads the control file).
+func beginPath(svc *monitrc.Service, st *svcState) {
+	fi, err := os.Stat(svc.Path)
+	if err != nil {
+		return
+	}
+	sys := fi.Sys().(*syscall.Stat_t)
+	st.memo.begun = true
+	st.memo.timestamp = laterOf(time.Unix(sys.Mtim.Unix()), time.Unix(sys.Ctim.Unix()))
+	st.memo.size, st.memo.inode = fi.Size(), sys.Ino
+	for _, t := range svc.Tests {
+		if t.Kind == monitrc.TestChecksum && t.Sum == "" {
+			kind := t.Hash
+			if kind == "" {
+				kind = "md5"
+			}
+			st.memo.sum, _ = fileSum(svc.Path, kind)
+		}
+	}
 }

@@ -10,12 +10,12 @@ import (
 	"github.com/vigil-bosh/vigil/monitrc"
 )
 
-// Run executes posted actions and checks every service, as monit's daemon
-// loop (monitor.c, validate.c): a cycle at once, then one every set daemon
-// interval; a posted action wakes it, runs with every other action
-// waiting, and is followed by a cycle at once, after which the interval
-// starts over. Run returns when ctx is done, once the programs it started
-// itself have ended (their sessions are killed then).
+// Run is monit's daemon loop (monitor.c, validate.c) until ctx is done: a
+// cycle at once, then one every set daemon interval, and one at once when
+// an action is posted. A cycle runs the pending actions, then checks every
+// service (running, instead, an action posted meanwhile at the service's
+// turn). Run returns once the programs it started itself have ended
+// (their sessions are killed then).
 func (e *Engine) Run(ctx context.Context) {
 	defer e.endSpawned()
 	cycle := e.cfg.Cycle
@@ -35,9 +35,7 @@ func (e *Engine) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case q := <-e.queue:
-			e.act(ctx, q)
-			e.drain(ctx)
+		case <-e.wake:
 		case <-timer.C:
 		}
 		e.cycle(ctx)
@@ -53,35 +51,37 @@ func (e *Engine) Run(ctx context.Context) {
 	}
 }
 
-// act runs one posted action and clears its pending mark.
-func (e *Engine) act(ctx context.Context, q queued) {
-	err := e.Do(ctx, q.svc.Name, actionNames[q.action])
+// act runs the action pending for svc, if any, clears its pending mark
+// and reports it; it says whether one ran.
+func (e *Engine) act(ctx context.Context, svc *monitrc.Service) bool {
+	key := strings.ToLower(svc.Name)
 	e.mu.Lock()
-	delete(e.pending, strings.ToLower(q.svc.Name))
+	code := e.pending[key]
+	e.mu.Unlock()
+	if code == PendingNone {
+		return false
+	}
+	err := e.Do(ctx, svc.Name, actionNames[code])
+	e.mu.Lock()
+	delete(e.pending, key)
 	e.mu.Unlock()
 	if e.onDone != nil {
-		e.onDone(q.svc.Name, actionNames[q.action], err)
+		e.onDone(svc.Name, actionNames[code], err)
 	}
+	return true
 }
 
-// drain runs every action already posted.
-func (e *Engine) drain(ctx context.Context) {
-	for {
-		select {
-		case q := <-e.queue:
-			e.act(ctx, q)
-		default:
-			return
-		}
-	}
-}
-
-// cycle checks every service once, prerequisites first (monit's service
-// list is sorted by dependencies), and records when each was looked at.
+// cycle is monit's validate: the pending actions, in the services' order,
+// then every service checked once, prerequisites first (monit's service
+// list is sorted by dependencies), each recorded as looked at.
 func (e *Engine) cycle(ctx context.Context) {
+	order := e.cfg.Order()
+	for _, svc := range order {
+		e.act(ctx, svc)
+	}
 	sys := &systemSampler{}
 	changed := false
-	for _, svc := range e.cfg.Order() {
+	for _, svc := range order {
 		if ctx.Err() != nil {
 			return
 		}
@@ -89,7 +89,9 @@ func (e *Engine) cycle(ctx context.Context) {
 		e.mu.Lock()
 		before := st.bits
 		e.mu.Unlock()
-		e.checkService(ctx, svc, sys)
+		if !e.act(ctx, svc) { // an action posted meanwhile replaces the check
+			e.checkService(ctx, svc, sys)
+		}
 		e.mu.Lock()
 		st.collected = time.Now()
 		changed = changed || st.bits != before
@@ -177,9 +179,11 @@ func (e *Engine) checkProcess(ctx context.Context, svc *monitrc.Service, st *svc
 			e.restarted(ctx, svc, st, u)
 		}
 		st.bootCycle = false
+		st.pid, st.ppid = 0, 0 // the restart's process is new to the change tests
 		return nil
 	}
 	if !us.Running {
+		st.pid, st.ppid = 0, 0 // monit forgets the process it no longer finds
 		if a := existAction(svc); a.Kind != monitrc.ActRestart && a.Kind != monitrc.ActStart {
 			return []posted{{key: "exist", bit: EventNonexist, failed: true, message: "process is not running",
 				action: a, recover: monitrc.Action{Kind: monitrc.ActAlert}}}
@@ -376,6 +380,11 @@ func (e *Engine) handle(ctx context.Context, svc *monitrc.Service, st *svcState,
 			return
 		}
 		_ = e.Do(ctx, svc.Name, string(a.Kind))
+		if a.Kind != monitrc.ActStart && svc.Path != "" {
+			e.mu.Lock()
+			st.file = &FileInfo{Timestamp: time.Unix(0, 0)} // monit's Util_resetInfo at the stop
+			e.mu.Unlock()
+		}
 	case monitrc.ActUnmonitor:
 		_ = e.Do(ctx, svc.Name, "unmonitor")
 	}

@@ -60,6 +60,7 @@ type UnitStatus struct {
 	File   *FileInfo
 	System *SystemInfo
 	Ports  []PortResult
+	Pings  []PortResult // a remote host's ICMP tests
 }
 
 // Pending actions, as monit's XML numbers them.
@@ -100,14 +101,14 @@ type Engine struct {
 	opts        EngineOptions
 	started     time.Time
 	incarnation int64
-	queue       chan queued
+	wake        chan struct{} // a token when an action was posted
 	// onDone, if set, is called after each action with its outcome.
 	onDone  func(service, action string, err error)
 	spawned sync.WaitGroup // the programs started without Options.Spawn
 	checked chan struct{}  // closed after the first cycle
 
 	mu      sync.Mutex
-	pending map[string]int       // lower-cased name → pending action
+	pending map[string]int       // lower-cased name → pending action (one at a time, as monit's)
 	states  map[string]*svcState // lower-cased name → what the cycles keep
 	sysCPU  cpuTimes             // the machine's CPU times at the last cycle that read them
 	running map[int]bool         // the sessions of the programs spawned without Options.Spawn
@@ -148,11 +149,6 @@ type EngineOptions struct {
 	Stats func(pid int, st *UnitStatus)
 }
 
-type queued struct {
-	svc    *monitrc.Service
-	action int
-}
-
 // NewEngine returns an engine for cfg with a unit per service of cfg.
 // incarnation is when the configuration was read (seconds since the
 // epoch): it changes on every start and reload.
@@ -177,7 +173,7 @@ func NewEngineWith(cfg *monitrc.Config, units map[string]Unit, o EngineOptions) 
 		}
 	}
 	e := &Engine{cfg: cfg, units: low, opts: o, started: o.Started, incarnation: o.Incarnation,
-		queue: make(chan queued, 4096), pending: map[string]int{}, onDone: o.OnDone,
+		wake: make(chan struct{}, 1), pending: map[string]int{}, onDone: o.OnDone,
 		states: map[string]*svcState{}, running: map[int]bool{}, checked: make(chan struct{})}
 	for _, u := range low {
 		if cu, ok := u.(*CheckUnit); ok {
@@ -190,6 +186,9 @@ func NewEngineWith(cfg *monitrc.Config, units map[string]Unit, o EngineOptions) 
 		st := &svcState{init: true, events: map[string]*eventState{}}
 		if u := low[strings.ToLower(s.Name)]; u != nil {
 			st.lastStarts = u.Status().Starts
+		}
+		if s.Path != "" {
+			beginPath(s, st)
 		}
 		e.states[strings.ToLower(s.Name)] = st
 	}
@@ -226,9 +225,10 @@ func (e *Engine) Unit(name string) (Unit, bool) {
 	return u, ok
 }
 
-// Post queues action for the service and returns at once: the action runs
-// in Run, which wakes for it. It fails with ErrNoService, ErrAction or
-// ErrPending.
+// Post marks action pending for the service and returns at once: Run
+// wakes for it and runs it in its next cycle, at the service's turn (or at
+// once if it is asleep), as monit's daemon runs a scheduled action. It
+// fails with ErrNoService, ErrAction or ErrPending.
 func (e *Engine) Post(name, action string) error {
 	svc, ok := e.cfg.Lookup(name)
 	if !ok {
@@ -244,13 +244,12 @@ func (e *Engine) Post(name, action string) error {
 	if e.pending[key] != PendingNone {
 		return ErrPending
 	}
+	e.pending[key] = code
 	select {
-	case e.queue <- queued{svc: svc, action: code}:
-		e.pending[key] = code
-		return nil
-	default:
-		return ErrPending
+	case e.wake <- struct{}{}:
+	default: // woken already
 	}
+	return nil
 }
 
 // Do runs an action with monit's dependency cascade and returns once it is

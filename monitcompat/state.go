@@ -32,8 +32,9 @@ type svcState struct {
 	file      *FileInfo
 	system    *SystemInfo
 	ports     []PortResult
-	cpuPct    [2]float64 // the process's and its tree's, from the last two cycles
-	cpuKnown  bool       // cpuPct has been measured
+	pings     []PortResult // each ICMP test's result
+	cpuPct    [2]float64   // the process's and its tree's, from the last two cycles
+	cpuKnown  bool         // cpuPct has been measured
 }
 
 // state returns s's state (never nil for a service of the configuration).
@@ -76,7 +77,7 @@ func (e *Engine) settle(s *monitrc.Service, starts int, monitored, unmonitored b
 // Engine.mu held.
 func (st *svcState) forget() {
 	st.events, st.order, st.bits = map[string]*eventState{}, nil, 0
-	st.file, st.system, st.ports, st.cpuPct, st.cpuKnown = nil, nil, nil, [2]float64{}, false
+	st.file, st.system, st.ports, st.pings, st.cpuPct, st.cpuKnown = nil, nil, nil, nil, [2]float64{}, false
 }
 
 // posted is one test's result in a cycle.
@@ -165,6 +166,11 @@ func statusOf(e *Engine, svc *monitrc.Service) UnitStatus {
 		us.Collected = st.collected
 	}
 	us.Hints = st.hints
+	if us.Monitor == NotMonitored && st.booting {
+		// The daemon starts it as monit's first cycle would: monit shows
+		// every service initializing until that cycle has looked at it.
+		us.Monitor = Initializing
+	}
 	if us.Monitor == NotMonitored {
 		us.Events, us.Message = 0, ""
 		return us
@@ -176,7 +182,7 @@ func statusOf(e *Engine, svc *monitrc.Service) UnitStatus {
 		us.Message = m
 	}
 	us.Events |= st.bits
-	us.File, us.System, us.Ports = st.file, st.system, st.ports
+	us.File, us.System, us.Ports, us.Pings = st.file, st.system, st.ports, st.pings
 	if us.Running && st.cpuKnown {
 		us.CPUPct, us.CPUPctTotal = st.cpuPct[0], st.cpuPct[1]
 	}

@@ -144,6 +144,9 @@ func details(line func(k, format string, a ...any), svc *monitrc.Service, st Uni
 		line("cpu percent", "%.1f%%", st.CPUPct)
 		line("cpu percent total", "%.1f%%", st.CPUPctTotal)
 	}
+	for _, p := range st.Pings {
+		line("icmp response time", "%.3fs [Echo Request]", p.seconds())
+	}
 	for _, p := range ports(svc, st) {
 		t := svc.Tests[p.Test]
 		if t.Socket != "" {

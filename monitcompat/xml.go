@@ -136,6 +136,13 @@ func writeDetails(s *strings.Builder, svc *monitrc.Service, st UnitStatus) {
 			st.PID, st.PPID, int64(st.Uptime.Seconds()), st.Children, st.MemPct, st.MemPctTotal,
 			st.MemKB, st.MemKBTotal, st.CPUPct, st.CPUPctTotal)
 	}
+	for _, p := range st.Pings {
+		rt := -1.0
+		if p.OK {
+			rt = p.Response.Seconds()
+		}
+		fmt.Fprintf(s, "<icmp><type>Echo Request</type><responsetime>%.3f</responsetime></icmp>", rt)
+	}
 	for _, p := range ports(svc, st) {
 		t := svc.Tests[p.Test]
 		rt := -1.0

@@ -163,6 +163,7 @@ type Test struct {
 	Port                                  int
 	Generic                               []Exchange // a generic protocol's send and expect strings, in order
 	Timeout                               time.Duration
+	Count                                 int // ICMP: echo requests sent (3 by default)
 
 	// Resource, timestamp, size, space and inode tests: Resource Operator
 	// Limit. Units: memory, swap and space in kilobytes (or percent when

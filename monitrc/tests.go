@@ -113,6 +113,9 @@ func (p *parser) ifTest(at token) error {
 		return err
 	}
 	tst.Recovery = Action{Kind: ActAlert}
+	if !recovery || tst.Changed || tst.Kind == TestMatch {
+		tst.Recovery = Action{} // a change is not recovered from (monit's ACTION_IGNORE)
+	}
 	if p.is("else") {
 		if !recovery {
 			return p.errf(p.peek(), "syntax error: a %s test has no else branch", tst.describe())
@@ -234,7 +237,7 @@ func (p *parser) failed(t *Test) error {
 		return p.checksum(t)
 	case p.is("icmp"):
 		p.pos++
-		t.Kind, t.Text = TestICMP, "icmp"
+		t.Kind, t.Text, t.Count = TestICMP, "icmp", 3
 		for p.is("type", "echo", "count", "timeout") {
 			w := p.next()
 			switch w.low {
@@ -243,9 +246,11 @@ func (p *parser) failed(t *Test) error {
 					return err
 				}
 			case "count":
-				if _, _, err := p.number("a count"); err != nil {
+				n, _, err := p.number("a count")
+				if err != nil {
 					return err
 				}
+				t.Count = max(n, 1)
 			case "timeout":
 				d, err := p.seconds()
 				if err != nil {
