@@ -78,13 +78,14 @@ var (
 	// `monit status` lines whose value varies.
 	statusVary = regexp.MustCompile(`^(\s+(?:pid|parent pid|uptime|memory kilobytes|memory kilobytes total|` +
 		`memory percent|memory percent total|cpu percent|cpu percent total|load average|cpu|` +
-		`memory usage|swap usage)\s{2,})\S.*$`)
-	responseTime = regexp.MustCompile(`^(\s+(?:port|unix socket) response time +)\d+\.\d+s`)
+		`memory usage|swap usage|filesystem flags|block size|blocks total|blocks free for non superuser|` +
+		`blocks free total|inodes total|inodes free)\s{2,})\S.*$`)
+	responseTime = regexp.MustCompile(`^(\s+(?:port|unix socket|icmp) response time +)\d+\.\d+s`)
 	uptimeHeader = regexp.MustCompile(`^(\s*The Monit daemon 5\.2\.5 uptime: ).*$`)
 	// Status XML leaves whose text varies.
 	xmlVary = regexp.MustCompile(`^(\s*<(?:uptime|collected_sec|collected_usec|pid|ppid|percent|percenttotal|` +
 		`kilobyte|kilobytetotal|avg01|avg05|avg15|user|system|wait|timestamp|release|version|machine|cpu|` +
-		`memory|swap|localhostname)>)[^<]*(</)`)
+		`memory|swap|localhostname|flags|usage|total)>)[^<]*(</)`)
 	xmlResponse = regexp.MustCompile(`^(\s*<responsetime>)\d+\.\d+(</responsetime>)`)
 	monitAttrs  = regexp.MustCompile(`<monit id="[^"]*" incarnation="[^"]*"`)
 	runningPid  = regexp.MustCompile(`(running with pid) \d+`)

@@ -1,6 +1,7 @@
 package monitdiff
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -66,7 +68,49 @@ type run struct {
 	served map[string]*http.Server
 	out    bytes.Buffer // the transcript
 	logPos int64        // how much of the programs log is in the transcript
+	reaped reaps        // the orphans the daemon's reaper has reaped
+	logged sync.WaitGroup
 }
+
+// reaps tells the harness when the daemon's reaper has reaped a process,
+// from the line it logs for each: a killed process is a zombie until then,
+// and monit takes a zombie for a live process.
+type reaps struct {
+	mu      sync.Mutex
+	done    map[int]bool
+	waiting map[int]chan struct{}
+}
+
+func (rp *reaps) saw(pid int) {
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	if rp.done == nil {
+		rp.done, rp.waiting = map[int]bool{}, map[int]chan struct{}{}
+	}
+	rp.done[pid] = true
+	if c := rp.waiting[pid]; c != nil {
+		close(c)
+		delete(rp.waiting, pid)
+	}
+}
+
+// wait returns a channel closed once pid has been reaped.
+func (rp *reaps) wait(pid int) <-chan struct{} {
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	if rp.done == nil {
+		rp.done, rp.waiting = map[int]bool{}, map[int]chan struct{}{}
+	}
+	c := make(chan struct{})
+	if rp.done[pid] {
+		close(c)
+		return c
+	}
+	rp.waiting[pid] = c
+	return c
+}
+
+var reapedLine = regexp.MustCompile(`^vigil container: reaped orphan (\d+)$`)
 
 // Run runs sc under o.Monit and returns its transcript, normalised. The
 // daemon and everything it started are ended before Run returns.
@@ -105,19 +149,23 @@ check host clock with address 127.0.0.1
 
 // progScript is {{prog}}: the start, stop and exec program of every
 // scenario. `prog VERB NAME` writes "NAME VERB" to the programs log, then:
-// start runs a long sleep whose pid goes to run/NAME.pid (start-bg also
-// leaves a background child behind it), stop kills it, fail exits 1, spawn
-// leaves a child and exits 1, touch creates files/NAME; anything else only
-// logs.
+// start runs a long sleep whose pid goes to run/NAME.pid, stop removes its
+// pid file and
+// kills it (in that order: the daemon may start it again as soon as it
+// is dead, and its new pid file must stay), fail exits 1, spawn
+// leaves a child and exits 1, touch, mkdir and mkfifo create files/NAME;
+// anything else only logs.
 const progScript = `#!/bin/sh
 root="%s"
 echo "$2 $1" >> "$root/programs.log"
 case "$1" in
 start) sleep 1000000 & echo $! > "$root/run/$2.pid" ;;
-stop) if [ -f "$root/run/$2.pid" ]; then kill -9 "$(cat "$root/run/$2.pid")"; rm -f "$root/run/$2.pid"; fi ;;
+stop) if [ -f "$root/run/$2.pid" ]; then pid="$(cat "$root/run/$2.pid")"; rm -f "$root/run/$2.pid"; kill -9 "$pid"; fi ;;
 fail) exit 1 ;;
 spawn) sleep 1000000 & exit 1 ;;
 touch) touch "$root/files/$2" ;;
+mkdir) mkdir -p "$root/files/$2" ;;
+mkfifo) mkfifo "$root/files/$2" ;;
 esac
 exit 0
 `
@@ -199,17 +247,40 @@ func (r *run) startDaemon() error {
 	if err != nil {
 		return fmt.Errorf("daemon log: %w", err)
 	}
-	defer logf.Close()
 	self, err := os.Executable()
 	if err != nil {
+		logf.Close()
+		return fmt.Errorf("start the daemon: %w", err)
+	}
+	// The reaper's and the daemon's output goes to the log through a pipe
+	// the harness reads, for the reaper's lines.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		logf.Close()
 		return fmt.Errorf("start the daemon: %w", err)
 	}
 	cmd := exec.Command(self, r.o.Monit, "-I", "-c", r.monitrc())
 	cmd.Env, cmd.Dir = append(r.env(), reaperEnv+"=1"), r.root
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = pw, pw
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		logf.Close()
 		return fmt.Errorf("start the daemon: %w", err)
 	}
+	r.logged.Go(func() { // ends when the reaper and the daemon have
+		defer logf.Close()
+		defer pr.Close()
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			fmt.Fprintln(logf, sc.Text())
+			if m := reapedLine.FindStringSubmatch(sc.Text()); m != nil {
+				pid, _ := strconv.Atoi(m[1])
+				r.reaped.saw(pid)
+			}
+		}
+	})
 	r.daemon, r.exited = cmd, make(chan struct{})
 	exited := r.exited
 	go func() { _ = cmd.Wait(); close(exited) }()
@@ -313,8 +384,10 @@ func (r *run) kill(name string) error {
 	if err != nil || pid <= 1 {
 		return fmt.Errorf("kill %s: bad pid file %q", name, b)
 	}
-	// Wait for the death (the pidfd is readable once the process has
-	// exited), so the daemon's next look at it cannot find it alive.
+	// Wait until the reaper has reaped it (its parent, the start program,
+	// has ended: the daemon's reaper is its parent now), so the daemon's
+	// next look at it cannot find it alive, nor a zombie.
+	reaped := r.reaped.wait(pid)
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
 		return fmt.Errorf("kill %s: %w", name, err)
@@ -323,11 +396,13 @@ func (r *run) kill(name string) error {
 	if err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); err != nil {
 		return fmt.Errorf("kill %s: %w", name, err)
 	}
-	for {
-		_, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(tickWait/time.Millisecond))
-		if !errors.Is(err, unix.EINTR) {
-			return err
-		}
+	t := time.NewTimer(tickWait)
+	defer t.Stop()
+	select {
+	case <-reaped:
+		return nil
+	case <-t.C:
+		return fmt.Errorf("kill %s: pid %d not reaped within %s", name, pid, tickWait)
 	}
 }
 
@@ -462,6 +537,7 @@ func (r *run) statusXML(ctx context.Context) (string, error) {
 // removes the root.
 func (r *run) cleanup() {
 	r.stopDaemon()
+	defer r.logged.Wait() // the daemon's output, once its last writer has gone
 	if r.clock != nil {
 		r.clock.close()
 	}
