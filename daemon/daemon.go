@@ -63,11 +63,15 @@ type Daemon struct {
 	// serveCtx lives as long as Run serves (set by Run): the extension's
 	// API serves until it is done.
 	serveCtx context.Context
-	changes  backend.Notifier
-	events   backend.Hub        // status changes as events
-	usage    backend.UsageCache // the latest pass over /proc, for statuses and monit
-	stopped  stoppedState       // what operators stopped, across restarts: see stopped.go
-	ext      extension          // the monit personality: see extension.go
+	// startsCtx ends when Run is asked to end (set by Run): a reload stops
+	// waiting for its starts then (they go on, and the shutdown stops
+	// them), so that no start, however slow, holds a shutdown up.
+	startsCtx context.Context
+	changes   backend.Notifier
+	events    backend.Hub        // status changes as events
+	usage     backend.UsageCache // the latest pass over /proc, for statuses and monit
+	stopped   stoppedState       // what operators stopped, across restarts: see stopped.go
+	ext       extension          // the monit personality: see extension.go
 
 	// mu orders configuration changes against actions: Reload and shutdown
 	// hold it to write, Act holds it to read while it sends its commands.
@@ -126,6 +130,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 	serveCtx, stopServing := context.WithCancel(context.Background())
 	d.serveCtx = serveCtx
+	startsCtx, stopStarts := context.WithCancel(context.Background())
+	d.startsCtx = startsCtx
+	defer context.AfterFunc(ctx, stopStarts)()
 	served := make(chan error, 1)
 	go func() { served <- control.Serve(serveCtx, ln, d, 5*time.Second, d.cfg.ControlOptions...) }()
 

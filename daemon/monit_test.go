@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -11,9 +12,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/testproc"
 	"github.com/vigil-bosh/vigil/monitcompat"
 	"github.com/vigil-bosh/vigil/supervise"
 )
@@ -186,4 +190,115 @@ func TestLeaveRunningThenAdopt(t *testing.T) {
 	unix.Kill(first.PID, unix.SIGKILL)
 	second := h.rep.Expect(t, "ready")
 	h.waitFor("the restart", func() bool { return h.status("web", "server").ExecPID == second.PID })
+}
+
+// TestMonitBootFailingPrerequisite: while the daemon waits, at its start,
+// for a check process whose start program fails (the whole start timeout,
+// as monit waits), the service that depends on it reads initializing, as
+// under monit's first cycle, not "not monitored"; and a SIGTERM then ends
+// the daemon at once instead of waiting the timeout out.
+func TestMonitBootFailingPrerequisite(t *testing.T) {
+	h := newHarness(t)
+	port := freePort(t)
+	root := h.layout.Root()
+	fifo := filepath.Join(root, "started.fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.write("bosh/etc/monitrc", fmt.Sprintf("set daemon 1\nset httpd port %d and use address 127.0.0.1\n"+
+		"  allow cleartext /var/vcap/monit/monit.user\ninclude /var/vcap/monit/job/*.monitrc\n", port), 0o600)
+	h.write("monit/monit.user", "vcap:random-password", 0o600)
+	h.write("jobs/base/bin/ctl", "#!/bin/sh\necho started > "+fifo+"\nexit 1\n", 0o755)
+	h.write("monit/job/0000_base.monitrc", "check process base with pidfile "+root+"/sys/run/base.pid\n"+
+		"  start program \""+root+"/jobs/base/bin/ctl\" with timeout 3600 seconds\n"+
+		"  stop program \"/bin/true\"\n  group vcap\n"+
+		"check process dependant with pidfile "+root+"/sys/run/dependant.pid\n"+
+		"  start program \"/bin/true\"\n  stop program \"/bin/true\"\n  depends on base\n  group vcap\n", 0o644)
+	self, _ := os.Executable()
+	d, err := New(Config{Layout: h.layout, Init: self, NoIsolation: true, LeaveRunning: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	f, err := os.Open(fifo) // the start program runs: the daemon waits for it
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(f)
+	f.Close()
+	api := monitAPI{t: t, base: "http://127.0.0.1:" + strconv.Itoa(port)}
+	if st := api.service("dependant"); st.Monitor != monitcompat.Initializing {
+		t.Fatalf("dependant while its prerequisite starts: %+v", st)
+	}
+	cancel() // SIGTERM
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(testproc.Guard): // a failure guard: the start timeout is an hour
+		t.Fatal("the daemon's end waits for a failing start")
+	}
+}
+
+// TestMonitNameConflictKeepsTheHealthyJob: a new job file whose check
+// repeats the name of a service that runs is refused, all of it, with its
+// own file and line, and the running service stays running and monitored,
+// at a reload and at a fresh start of the daemon (whatever the agent's
+// numbering puts first).
+func TestMonitNameConflictKeepsTheHealthyJob(t *testing.T) {
+	h := newHarness(t)
+	h.writeJob("web", pr{"server", "serve", nil})
+	port := freePort(t)
+	h.write("bosh/etc/monitrc", fmt.Sprintf("set daemon 1\nset httpd port %d and use address 127.0.0.1\n"+
+		"  allow cleartext /var/vcap/monit/monit.user\ninclude /var/vcap/monit/job/*.monitrc\n", port), 0o600)
+	h.write("monit/monit.user", "vcap:random-password", 0o600)
+	h.write("monit/job/0000_web.monitrc", "check process web\n  with pidfile /var/vcap/sys/run/bpm/web/server.pid\n"+
+		"  start program \"/var/vcap/jobs/bpm/bin/bpm start web -p server\"\n"+
+		"  stop program \"/var/vcap/jobs/bpm/bin/bpm stop web -p server\"\n  group vcap\n", 0o644)
+	h.leaveRunning = true
+	h.start(supervise.Timing{})
+	first := h.rep.Expect(t, "ready")
+	api := monitAPI{t: t, base: "http://127.0.0.1:" + strconv.Itoa(port)}
+	// The agent's next file, parsed first (monit reads a glob backwards).
+	newFile := filepath.Join(h.layout.Root(), "monit", "job", "0001_new.monitrc")
+	h.write("monit/job/0001_new.monitrc", "check process other with pidfile /var/vcap/sys/run/other.pid\n"+
+		"  start program \"/bin/true\"\n"+
+		"check process WEB with pidfile /var/vcap/sys/run/web2.pid\n  start program \"/bin/true\"\n", 0o644)
+	wantProblem := func(st control.Status) {
+		t.Helper()
+		for _, p := range st.Problems {
+			if p.File == newFile && p.Line == 3 && strings.HasPrefix(p.Message, "service name conflict, WEB already defined at ") {
+				return
+			}
+		}
+		t.Fatalf("no conflict blamed on %s:3 in %+v", newFile, st.Problems)
+	}
+	if _, err := h.c.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := h.c.Status(t.Context())
+	wantProblem(st)
+	check := func(when string) {
+		t.Helper()
+		h.waitFor(when+": web monitored", func() bool { return api.service("web").Monitor == monitcompat.Monitored })
+		if s := h.status("web", "server"); s.State != "running" || s.ExecPID != first.PID {
+			t.Fatalf("%s: web %+v", when, s)
+		}
+		if code, _ := api.do("GET", "/other", ""); code != http.StatusNotFound {
+			t.Fatalf("%s: the refused file's other service exists (%d)", when, code)
+		}
+	}
+	check("after the reload")
+	// A fresh daemon: the previous one's monit.state says which file ran web.
+	if err := h.stop(); err != nil {
+		t.Fatal(err)
+	}
+	h.start(supervise.Timing{})
+	st, _ = h.c.Status(t.Context())
+	wantProblem(st)
+	check("after a fresh start")
 }

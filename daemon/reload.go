@@ -41,8 +41,16 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 	d.cur.Store(next)
 	d.changes.Notify()
 	err = errors.Join(err, aerr, d.finishStops(ctx, finish))
-	err = errors.Join(err, d.startInWaves(ctx, next, toStart))
-	d.ext.Settled(ctx)
+	// The starts are waited for until the daemon is asked to end: a start
+	// that hangs (a failing start program's whole timeout) never holds a
+	// shutdown, nor a reload the shutdown waits for.
+	starts, stop := context.WithCancel(ctx)
+	if d.startsCtx != nil {
+		defer context.AfterFunc(d.startsCtx, stop)()
+	}
+	err = errors.Join(err, d.startInWaves(starts, next, toStart))
+	d.ext.Settled(starts)
+	stop()
 	return plan.Result(next.problems), err
 }
 
