@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/vigil-bosh/vigil/monitrc"
@@ -218,6 +219,14 @@ func connect(ctx context.Context, t monitrc.Test) checked {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
 	}
+	if t.Type == "udp" && t.Protocol == "" {
+		// monit's socket_is_ready: a byte out, and the refusal that comes
+		// back from a closed port.
+		if err := udpReady(conn); err != nil {
+			return fail("connection failed, %s is not ready for i|o -- %s", PortDescription(t), strerror(err))
+		}
+		return checked{bit: EventConnection, message: "connection succeeded to " + PortDescription(t)}
+	}
 	if ok := speak(conn, t, greeting); !ok {
 		return fail("failed protocol test [%s] at %s", ProtocolName(t), PortDescription(t))
 	}
@@ -257,23 +266,31 @@ func speak(conn net.Conn, t monitrc.Test, greeting string) bool {
 		line, err := r.ReadString('\n')
 		return (err == nil || line != "") && strings.HasPrefix(line, greeting)
 	}
-	if t.Type == "udp" {
-		if _, err := conn.Write([]byte{0}); err != nil {
-			return false
-		}
-		_, err := conn.Read(make([]byte, 1)) // until the test's timeout: silence is a pass
-		var ne net.Error
-		return err == nil || (asNetError(err, &ne) && ne.Timeout())
-	}
 	return true
 }
 
-func asNetError(err error, ne *net.Error) bool {
-	e, ok := err.(net.Error)
-	if ok {
-		*ne = e
+// udpReady sends a byte and waits (until the test's deadline) for a
+// refusal: silence, or an answer, is a pass.
+func udpReady(conn net.Conn) error {
+	if _, err := conn.Write([]byte{0}); err != nil {
+		return err
 	}
-	return ok
+	_, err := conn.Read(make([]byte, 1))
+	var ne net.Error
+	if err == nil || (errors.As(err, &ne) && ne.Timeout()) {
+		return nil
+	}
+	return err
+}
+
+// strerror is C's text for the errno under err ("Connection refused").
+func strerror(err error) string {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return err.Error()
+	}
+	s := errno.Error()
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // sendExpect runs a generic protocol's dialogue in order: a send is
