@@ -82,6 +82,17 @@ func (h *Hub) Publish(ev control.Event) {
 	h.sendLocked(ev)
 }
 
+// Asked publishes the EventAction of what (an action, "signal HUP",
+// "reload") on job and process (either may be empty) when ctx names who
+// asked (control.Requester); the daemon's own doings publish nothing.
+func (h *Hub) Asked(ctx context.Context, job, process, what string) {
+	who := control.Requester(ctx)
+	if who == "" {
+		return
+	}
+	h.Publish(control.Event{Job: job, Process: process, Kind: control.EventAction, Message: what + ", asked by " + who})
+}
+
 func (h *Hub) sendLocked(ev control.Event) {
 	h.seq++
 	ev.Seq = h.seq

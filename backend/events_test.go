@@ -43,3 +43,21 @@ func TestEventHubLostAndRecent(t *testing.T) {
 		t.Fatalf("%d recent events for a negative count", len(none))
 	}
 }
+
+// TestAskedNamesWhoAsked: an action asked under a context that names its
+// requester is an EventAction saying what and who; one the daemon does by
+// itself (no requester) publishes nothing.
+func TestAskedNamesWhoAsked(t *testing.T) {
+	var h Hub
+	evs := h.Subscribe(t.Context(), 0)
+	h.Asked(t.Context(), "web", "", "reload")
+	h.Asked(control.WithRequester(t.Context(), "page user admin"), "web", "server", "stop")
+	h.Publish(control.Event{Kind: control.EventStopped})
+	ev := <-evs
+	if ev.Kind != control.EventAction || ev.Job != "web" || ev.Process != "server" || ev.Message != "stop, asked by page user admin" {
+		t.Fatalf("first event %+v, want the asked stop", ev)
+	}
+	if ev := <-evs; ev.Kind != control.EventStopped {
+		t.Fatalf("then %+v", ev)
+	}
+}

@@ -23,6 +23,15 @@ func CheckTarget(jobName, procName string) error {
 	return nil
 }
 
+// KnownAction reports whether a is one of the control API's actions.
+func KnownAction(a string) bool {
+	switch a {
+	case control.ActionStart, control.ActionStop, control.ActionRestart, control.ActionMonitor, control.ActionUnmonitor:
+		return true
+	}
+	return false
+}
+
 // SignalOf checks a signal request as both back ends take it: a known
 // signal, for one named process.
 func SignalOf(req control.SignalRequest) (syscall.Signal, error) {

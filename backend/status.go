@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/job"
 	"github.com/vigil-bosh/vigil/supervise"
 )
 
@@ -24,6 +25,9 @@ func ProcessStatus(s supervise.Status) control.ProcessStatus {
 	if s.WantUp {
 		ps.Wanted = "up"
 	}
+	if !s.RetryAt.IsZero() {
+		ps.RetryAt = s.RetryAt.UTC().Truncate(time.Millisecond)
+	}
 	if e := s.LastExit; e != nil {
 		ps.LastExit = &control.Exit{
 			Code: e.Code, OOM: e.OOM, Error: e.Err, At: e.At.UTC().Truncate(time.Millisecond),
@@ -34,4 +38,16 @@ func ProcessStatus(s supervise.Status) control.ProcessStatus {
 		}
 	}
 	return ps
+}
+
+// MemoryLimit is the limits.memory of process of j in bytes, 0 when it
+// has none (or j has no such process).
+func MemoryLimit(j *job.Job, process string) int64 {
+	if j == nil {
+		return 0
+	}
+	if p, ok := j.Process(process); ok && p.Limits.Memory != nil {
+		return int64(min(*p.Limits.Memory, 1<<63-1))
+	}
+	return 0
 }

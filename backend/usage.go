@@ -20,8 +20,9 @@ const usageMaxAge = time.Second
 type UsageCache struct {
 	mu    sync.Mutex
 	snap  *procstat.Snapshot
-	taken time.Time // monotonic reading of the pass
-	total int64     // the machine's memory in bytes, read once
+	taken time.Time   // monotonic reading of the pass
+	fds   map[int]int // open descriptors by pid, counted once per pass
+	total int64       // the machine's memory in bytes, read once
 }
 
 // memTotal returns the machine's memory in bytes (0 when unreadable),
@@ -47,8 +48,26 @@ func (c *UsageCache) get(want []int) (*procstat.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.snap, c.taken = snap, time.Now()
+	c.snap, c.taken, c.fds = snap, time.Now(), map[int]int{}
 	return snap, nil
+}
+
+// openFDs returns pid's open descriptors as counted for the pass snap
+// (zero if it ended meanwhile): the statuses sharing a pass share the
+// counts too, so a status within the pass's second reads nothing in /proc.
+func (c *UsageCache) openFDs(snap *procstat.Snapshot, pid int) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.snap != snap { // a newer pass came meanwhile: count afresh, keep nothing
+		n, _ := procstat.OpenFDs(pid)
+		return n
+	}
+	n, ok := c.fds[pid]
+	if !ok {
+		n, _ = procstat.OpenFDs(pid)
+		c.fds[pid] = n
+	}
+	return n
 }
 
 // Memory is what a process and its tree hold, as monit reports it.
@@ -96,7 +115,7 @@ func (c *UsageCache) Fill(ps []control.ProcessStatus) error {
 	}
 	for i := range ps {
 		if measured(ps[i]) != 0 {
-			ps[i].Usage = usageOf(snap, ps[i].PID, ps[i].ExecPID)
+			ps[i].Usage = usageOf(snap, ps[i].PID, ps[i].ExecPID, func(pid int) int { return c.openFDs(snap, pid) })
 		}
 	}
 	return nil
@@ -119,8 +138,9 @@ func measured(p control.ProcessStatus) int {
 // the executable and any orphans the init has adopted (it is a subreaper),
 // not the init itself. A process without an init (a monit program) is the
 // executable's tree. Open descriptors are the executable's (when execPID
-// is unknown, those of the init's only child, if it has one).
-func usageOf(snap *procstat.Snapshot, pid, execPID int) *control.Usage {
+// is unknown, those of the init's only child, if it has one), counted by
+// fds.
+func usageOf(snap *procstat.Snapshot, pid, execPID int, fds func(pid int) int) *control.Usage {
 	var u procstat.Usage
 	if pid != 0 && pid != execPID {
 		children := snap.Children(pid)
@@ -136,9 +156,9 @@ func usageOf(snap *procstat.Snapshot, pid, execPID int) *control.Usage {
 	if u.Processes == 0 {
 		return nil
 	}
-	var fds int
+	var open int
 	if execPID != 0 {
-		fds, _ = procstat.OpenFDs(execPID) // zero if it ended since the scan
+		open = fds(execPID)
 	}
-	return &control.Usage{CPUSeconds: u.CPUSeconds, RSSBytes: u.RSSBytes, OpenFDs: fds, Processes: u.Processes}
+	return &control.Usage{CPUSeconds: u.CPUSeconds, RSSBytes: u.RSSBytes, OpenFDs: open, Processes: u.Processes}
 }

@@ -64,8 +64,14 @@ func TestParseStat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.State != 'S' || st.PPid != 17 || st.Ticks != 40 {
-		t.Errorf("parseStat = %+v, want state S, ppid 17, ticks 40", st)
+	if st.State != 'S' || st.PPid != 17 || st.Ticks != 40 || st.ChildTicks != 0 {
+		t.Errorf("parseStat = %+v, want state S, ppid 17, ticks 40, children's 0", st)
+	}
+	if st, _ := parseStat(strings.Replace(line, " 31 9 0 0 ", " 31 9 5 2 ", 1)); st.ChildTicks != 7 {
+		t.Errorf("children's ticks %d, want 7", st.ChildTicks)
+	}
+	if v, err := parseSchedstat("12345678 999 17\n"); err != nil || v != 12345678 {
+		t.Errorf("parseSchedstat = %d, %v", v, err)
 	}
 	for _, bad := range []string{"", "12 (x", "12 (x) S 1 2"} {
 		if _, err := parseStat(bad); err == nil {
@@ -81,13 +87,15 @@ Pss:                1280 kB
 Pss_Dirty:           600 kB
 Pss_Anon:            512 kB
 Shared_Clean:       3000 kB
+Private_Clean:        20 kB
+Private_Dirty:       580 kB
 `
 	m, err := parseSmapsRollup(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.RSS != 4312 || m.PSS != 1280 {
-		t.Errorf("parseSmapsRollup = %+v, want RSS 4312 PSS 1280", m)
+	if m.RSS != 4312 || m.PSS != 1280 || m.Private != 600 {
+		t.Errorf("parseSmapsRollup = %+v, want RSS 4312 PSS 1280 private 600", m)
 	}
 	if _, err := parseSmapsRollup("Rss: 12 kB\n"); err == nil {
 		t.Error("missing Pss accepted")
@@ -147,10 +155,15 @@ func TestSpecAndConfigs(t *testing.T) {
 	if got, want := runScript(s, 0), "#!/bin/sh\nexec env -i 'BENCH_REPORT=/d/r.sock' '/bin/child'\n"; got != want {
 		t.Errorf("runScript = %q, want %q", got, want)
 	}
-	y := bpmYAML(spec{N: 1, Child: "/bin/child", Report: "/d/r.sock", Variant: crashLoop})
+	y := bpmYAML(spec{N: 1, Child: "/bin/child", Report: "/d/r.sock", Variant: crashLoop}, "/bin/child", false, "")
 	want := "processes:\n- name: p0001\n  executable: \"/bin/child\"\n  env:\n    BENCH_REPORT: \"/d/r.sock\"\n    BENCH_EXIT: \"1\"\n"
 	if y != want {
 		t.Errorf("bpmYAML = %q, want %q", y, want)
+	}
+	y = bpmYAML(spec{N: 1, Report: "/r/data/bench/r.sock"}, "/r/packages/bench/bin/child", true, "nobody")
+	want = "processes:\n- name: p0001\n  executable: \"/r/packages/bench/bin/child\"\n  ephemeral_disk: true\n  user: nobody\n  env:\n    BENCH_REPORT: \"/r/data/bench/r.sock\"\n"
+	if y != want {
+		t.Errorf("isolated bpmYAML = %q, want %q", y, want)
 	}
 }
 

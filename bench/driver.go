@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -68,7 +69,9 @@ type driver interface {
 }
 
 // peerOrder is the order supervisors run and appear in the report.
-func peerOrder() []string { return []string{"vigil", "monit", "supervisor", "runit", "s6"} }
+func peerOrder() []string {
+	return []string{"vigil", vigilIsolated, "monit", "supervisor", "runit", "s6", "daemontools"}
+}
 
 // newDriver returns a fresh driver for the named supervisor.
 func newDriver(name, vigilBin string) (driver, error) {
@@ -81,10 +84,22 @@ func newDriver(name, vigilBin string) (driver, error) {
 		return &runitDriver{}, nil
 	case "s6":
 		return &s6Driver{}, nil
+	case "daemontools":
+		return &daemontoolsDriver{}, nil
 	case "vigil":
 		return &vigilDriver{bin: vigilBin}, nil
+	case vigilIsolated:
+		return &vigilDriver{bin: vigilBin, isolated: true}, nil
 	}
 	return nil, fmt.Errorf("unknown supervisor %q", name)
+}
+
+// terminate sends SIGTERM to the daemon pid, named what in the error.
+func terminate(pid int, what string) error {
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		return fmt.Errorf("signal %s: %w", what, err)
+	}
+	return nil
 }
 
 // baseEnv is the environment every supervisor starts with: nothing of the

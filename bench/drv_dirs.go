@@ -23,18 +23,25 @@ func serviceDirs(s spec, root string) ([]string, error) {
 	return dirs, nil
 }
 
-// runitDriver runs runsvdir -P over one service directory per child.
-type runitDriver struct {
+// scanDir is a directory of service directories, one per child, as
+// runit, s6 and daemontools scan them.
+type scanDir struct {
 	root string
 	dirs []string
 }
 
-func (d *runitDriver) Setup(s spec) error {
-	d.root = filepath.Join(s.Dir, "sv")
+// lay writes the service directories under s.Dir/sub.
+func (d *scanDir) lay(s spec, sub string) error {
+	d.root = filepath.Join(s.Dir, sub)
 	dirs, err := serviceDirs(s, d.root)
 	d.dirs = dirs
 	return err
 }
+
+// runitDriver runs runsvdir -P over one service directory per child.
+type runitDriver struct{ scanDir }
+
+func (d *runitDriver) Setup(s spec) error { return d.lay(s, "sv") }
 
 func (d *runitDriver) Command() *exec.Cmd { return exec.Command("runsvdir", "-P", d.root) }
 
@@ -68,22 +75,14 @@ func (d *runitDriver) StopNote() string {
 }
 
 // s6Driver runs s6-svscan over one service directory per child.
-type s6Driver struct {
-	root string
-	dirs []string
-}
+type s6Driver struct{ scanDir }
 
 // s6DefaultMax is s6-svscan's default limit on services in s6 2.11; above
 // it the harness raises the limit with -c, since s6-svscan would otherwise
 // refuse the rest ("too many services").
 const s6DefaultMax = 500
 
-func (d *s6Driver) Setup(s spec) error {
-	d.root = filepath.Join(s.Dir, "scan")
-	dirs, err := serviceDirs(s, d.root)
-	d.dirs = dirs
-	return err
-}
+func (d *s6Driver) Setup(s spec) error { return d.lay(s, "scan") }
 
 func (d *s6Driver) Command() *exec.Cmd {
 	if len(d.dirs) > s6DefaultMax {
@@ -113,10 +112,7 @@ func (d *s6Driver) StopAll(ctx context.Context) error {
 }
 
 func (d *s6Driver) Shutdown(_ context.Context, pid int) error {
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
-		return fmt.Errorf("signal s6-svscan: %w", err)
-	}
-	return nil
+	return terminate(pid, "s6-svscan")
 }
 
 func (d *s6Driver) StopNote() string {
@@ -126,3 +122,33 @@ func (d *s6Driver) StopNote() string {
 func (d *runitDriver) Paced() bool { return false }
 
 func (d *s6Driver) Paced() bool { return false }
+
+// daemontoolsDriver runs svscan over one service directory per child
+// (daemontools 0.76: one supervise per service, as runit and s6 do).
+type daemontoolsDriver struct{ scanDir }
+
+func (d *daemontoolsDriver) Setup(s spec) error { return d.lay(s, "service") }
+
+func (d *daemontoolsDriver) Command() *exec.Cmd { return exec.Command("svscan", d.root) }
+
+// Status runs svstat once over every directory (it takes many).
+func (d *daemontoolsDriver) Status(ctx context.Context) error {
+	return run(ctx, 30*time.Second, "svstat", d.dirs...)
+}
+
+// StopAll runs svc -d over every directory; it returns at once.
+func (d *daemontoolsDriver) StopAll(ctx context.Context) error {
+	return run(ctx, 30*time.Second, "svc", append([]string{"-d"}, d.dirs...)...)
+}
+
+// Shutdown sends SIGTERM, which ends svscan (it has no handler); the
+// supervise processes are in its process group, which the teardown kills.
+func (d *daemontoolsDriver) Shutdown(_ context.Context, pid int) error {
+	return terminate(pid, "svscan")
+}
+
+func (d *daemontoolsDriver) StopNote() string {
+	return "`svc -d` sends TERM+CONT and returns at once; supervise never sends KILL"
+}
+
+func (d *daemontoolsDriver) Paced() bool { return false }

@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -64,10 +63,7 @@ func (d *supervisorDriver) StopAll(ctx context.Context) error {
 }
 
 func (d *supervisorDriver) Shutdown(_ context.Context, pid int) error {
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
-		return fmt.Errorf("signal supervisord: %w", err)
-	}
-	return nil
+	return terminate(pid, "supervisord")
 }
 
 func (d *supervisorDriver) StopNote() string {

@@ -7,30 +7,47 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
 // vigilDriver runs `vigil daemon` over a BOSH-style root with one job,
-// "bench", whose bpm.yml lists every child as a process.
+// "bench", whose bpm.yml lists every child as a process. With isolated,
+// the processes are isolated as bpm isolates them (vigil's default as
+// root); otherwise isolation is off, as the peers isolate nothing.
 type vigilDriver struct {
-	bin  string
-	root string
-	n    int
+	bin      string
+	root     string
+	n        int
+	isolated bool
 }
 
 const vigilJob = "bench"
 
-// bpmYAML renders the job's bpm.yml: the env map is the child's whole
-// environment.
-func bpmYAML(s spec) string {
+// vigilIsolated names vigil with isolation on among the supervisors.
+const vigilIsolated = "vigil-iso"
+
+func isVigil(p string) bool { return p == "vigil" || p == vigilIsolated }
+
+// bpmYAML renders the job's bpm.yml for children running exe: the env map
+// is the child's whole environment. With disk, each process has its
+// ephemeral disk (ROOT/data/JOB, where the isolated children find the
+// report socket); a user, if given, is vigil's user key.
+func bpmYAML(s spec, exe string, disk bool, user string) string {
 	var b strings.Builder
 	b.WriteString("processes:\n")
 	for i := range s.N {
-		fmt.Fprintf(&b, "- name: %s\n  executable: %s\n  env:\n", s.name(i), strconv.Quote(s.Child))
+		fmt.Fprintf(&b, "- name: %s\n  executable: %s\n", s.name(i), strconv.Quote(exe))
+		if disk {
+			b.WriteString("  ephemeral_disk: true\n")
+		}
+		if user != "" {
+			fmt.Fprintf(&b, "  user: %s\n", user)
+		}
+		b.WriteString("  env:\n")
 		for _, kv := range s.env(i) {
 			k, v, _ := strings.Cut(kv, "=")
 			fmt.Fprintf(&b, "    %s: %s\n", k, strconv.Quote(v))
@@ -39,19 +56,61 @@ func bpmYAML(s spec) string {
 	return b.String()
 }
 
-func (d *vigilDriver) Setup(s spec) error {
-	d.root = filepath.Join(s.Dir, "root")
-	d.n = s.N
-	return writeFile(filepath.Join(d.root, "jobs", vigilJob, "config", "bpm.yml"), bpmYAML(s), 0o644)
+// rootOf is the BOSH root of the instance in dir.
+func rootOf(dir string) string { return filepath.Join(dir, "root") }
+
+// reportPath puts the report socket where an isolated child sees it: in
+// the job's ephemeral disk, which its sandbox mounts. Without isolation
+// the default (in the instance directory) does.
+func (d *vigilDriver) reportPath(dir string) string {
+	if !d.isolated {
+		return ""
+	}
+	return filepath.Join(rootOf(dir), "data", vigilJob, "report.sock")
 }
 
-// Command runs the daemon with isolation off: the peers isolate nothing,
-// and the harness's report socket and child live in a temporary directory
-// that an isolated process would not see. The cost of isolation is measured
-// apart (see bench/README.md).
+// Setup writes the job. An isolated child's executable must be inside its
+// sandbox, so the child is copied into ROOT/packages, which it mounts.
+func (d *vigilDriver) Setup(s spec) error {
+	d.root = rootOf(s.Dir)
+	d.n = s.N
+	exe := s.Child
+	if d.isolated {
+		exe = filepath.Join(d.root, "packages", vigilJob, "bin", "child")
+		b, err := os.ReadFile(s.Child)
+		if err != nil {
+			return fmt.Errorf("read child: %w", err)
+		}
+		if err := writeFile(exe, string(b), 0o755); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(d.reportPath(s.Dir)), 0o755); err != nil {
+			return fmt.Errorf("data dir: %w", err)
+		}
+	}
+	return writeFile(filepath.Join(d.root, "jobs", vigilJob, "config", "bpm.yml"), bpmYAML(s, exe, d.isolated, d.user()), 0o644)
+}
+
+// user is the identity of isolated processes: bpm's vcap where it exists,
+// else nobody (vigil refuses to start a process whose user is missing).
+func (d *vigilDriver) user() string {
+	if !d.isolated {
+		return ""
+	}
+	if _, err := user.Lookup("vcap"); err == nil {
+		return ""
+	}
+	return "nobody"
+}
+
+// Command runs the daemon; without isolated, with isolation off (the
+// peers isolate nothing).
 func (d *vigilDriver) Command() *exec.Cmd {
 	cmd := exec.Command(d.bin, "daemon", "--root", d.root)
-	cmd.Env = append(baseEnv(), "VIGIL_ISOLATION=off")
+	cmd.Env = baseEnv()
+	if !d.isolated {
+		cmd.Env = append(cmd.Env, "VIGIL_ISOLATION=off")
+	}
 	return cmd
 }
 
@@ -86,10 +145,7 @@ func (d *vigilDriver) StopAll(ctx context.Context) error {
 }
 
 func (d *vigilDriver) Shutdown(_ context.Context, pid int) error {
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
-		return fmt.Errorf("signal vigil daemon: %w", err)
-	}
-	return nil
+	return terminate(pid, "vigil daemon")
 }
 
 func (d *vigilDriver) StopNote() string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,6 +41,9 @@ func (h *harness) launch(peer string, n int, v variant, tag string) (*instance, 
 		return nil, err
 	}
 	sp := spec{Dir: dir, N: n, Child: h.child, Report: filepath.Join(dir, "report.sock"), Variant: v}
+	if rp, ok := drv.(interface{ reportPath(dir string) string }); ok && rp.reportPath(dir) != "" {
+		sp.Report = rp.reportPath(dir)
+	}
 	if err := drv.Setup(sp); err != nil {
 		return nil, fmt.Errorf("setup %s: %w", peer, err)
 	}
@@ -148,22 +152,61 @@ func (in *instance) supervisorPids() ([]int, error) {
 	return slices.DeleteFunc(all, func(p int) bool { return kids[p] || !alive(p) }), nil
 }
 
-// memory sums RSS and PSS over the supervisor's processes.
-func (in *instance) memory() (memUse, int, error) {
+// memSplit is a supervisor's memory: the sum over its processes, the
+// root process (the one the harness started) alone, and the average
+// private memory of the others (the per-process supervisors: vigil's
+// inits, runsv, s6-supervise, supervise), NaN when there are none.
+type memSplit struct {
+	Total, Root memUse
+	PerPrivate  float64
+	Procs       int
+}
+
+// memory reads the supervisor's processes' memory.
+func (in *instance) memory() (memSplit, error) {
 	pids, err := in.supervisorPids()
 	if err != nil {
-		return memUse{}, 0, err
+		return memSplit{}, err
 	}
-	var total memUse
+	var s memSplit
+	var others, private uint64
 	for _, p := range pids {
 		m, err := readMem(p)
 		if err != nil {
 			continue // exited meanwhile
 		}
-		total.RSS += m.RSS
-		total.PSS += m.PSS
+		s.Total.RSS += m.RSS
+		s.Total.PSS += m.PSS
+		s.Total.Private += m.Private
+		s.Procs++
+		if p == in.cmd.Process.Pid {
+			s.Root = m
+		} else {
+			others++
+			private += m.Private
+		}
 	}
-	return total, len(pids), nil
+	s.PerPrivate = math.NaN()
+	if others > 0 {
+		s.PerPrivate = float64(private) / float64(others)
+	}
+	return s, nil
+}
+
+// supervisorCPU is the CPU time the supervisor's processes have used so
+// far, with the children they waited for (see onCPU).
+func (in *instance) supervisorCPU() (time.Duration, error) {
+	pids, err := in.supervisorPids()
+	if err != nil {
+		return 0, err
+	}
+	var total time.Duration
+	for _, p := range pids {
+		if d, err := onCPU(p); err == nil { // a process that exited meanwhile is lost
+			total += d
+		}
+	}
+	return total, nil
 }
 
 // close shuts the supervisor down politely for up to polite, then kills its

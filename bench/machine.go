@@ -29,10 +29,11 @@ func peerPackages() map[string]struct {
 		Bins []string
 	}
 	return map[string]pb{
-		"monit":      {"monit", []string{"monit"}},
-		"supervisor": {"supervisor", []string{"supervisord", "supervisorctl"}},
-		"runit":      {"runit", []string{"runsvdir", "runsv", "sv"}},
-		"s6":         {"s6", []string{"s6-svscan", "s6-supervise", "s6-svc", "s6-svstat"}},
+		"monit":       {"monit", []string{"monit"}},
+		"supervisor":  {"supervisor", []string{"supervisord", "supervisorctl"}},
+		"runit":       {"runit", []string{"runsvdir", "runsv", "sv"}},
+		"s6":          {"s6", []string{"s6-svscan", "s6-supervise", "s6-svc", "s6-svstat"}},
+		"daemontools": {"daemontools", []string{"svscan", "supervise", "svc", "svstat"}},
 	}
 }
 
@@ -54,7 +55,7 @@ func ensurePeers(ctx context.Context, log io.Writer, peers []string) error {
 	fmt.Fprintln(log, "bench: installing peers with apt-get")
 	steps := [][]string{
 		{"apt-get", "update"},
-		{"apt-get", "install", "-y", "--no-install-recommends", "monit", "supervisor", "runit", "s6", "execline"},
+		{"apt-get", "install", "-y", "--no-install-recommends", "monit", "supervisor", "runit", "s6", "execline", "daemontools"},
 	}
 	for _, s := range steps {
 		cmd := exec.CommandContext(ctx, s[0], s[1:]...)
@@ -88,6 +89,7 @@ func moduleRoot() (string, error) {
 func goBuild(ctx context.Context, repo, out, pkg string) error {
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
 	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as the README builds vigil
 	var errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &errb, &errb
 	if err := cmd.Run(); err != nil {
@@ -150,6 +152,9 @@ func machineFacts(ctx context.Context, repo, vigilBin string, peers []string) []
 		f = append(f, [2]string{"container", os.Getenv("container")})
 	}
 	for _, p := range peers {
+		if p == vigilIsolated {
+			continue // the same binary as vigil's
+		}
 		if p == "vigil" {
 			v := output(ctx, repo, vigilBin, "--version")
 			if v == "" {

@@ -1,4 +1,4 @@
-// Command bench runs vigil and its peers (monit, supervisord, runit, s6)
+// Command bench runs vigil and its peers (monit, supervisord, runit, s6, daemontools)
 // side by side on the same workload and writes a Markdown report.
 //
 //	go run ./bench [-quick|-full] [-only vigil,monit,...] [-vigil PATH]
@@ -24,7 +24,8 @@ type mode struct {
 	Sizes          []int         // growth sizes; the main tables use N=100
 	RestartSamples int           // kills at N=100
 	GrowthSamples  int           // kills at the other sizes (at most N)
-	StatusRuns     int           // status queries at N=100
+	StatusRuns     int           // status queries at N=100, back to back
+	SpacedRuns     int           // status queries at N=100 and above, spacedGap apart
 	Idle           time.Duration // idle CPU window
 	Crash          time.Duration // crash-loop window for counting starts
 	CrashExtra     time.Duration // further observation to see a give-up
@@ -35,13 +36,13 @@ type mode struct {
 
 func quickMode() mode {
 	return mode{Name: "quick", Sizes: []int{10, 100}, RestartSamples: 20, GrowthSamples: 5,
-		StatusRuns: 20, Idle: 10 * time.Second, Crash: 10 * time.Second, CrashExtra: 15 * time.Second,
+		StatusRuns: 20, SpacedRuns: 3, Idle: 10 * time.Second, Crash: 10 * time.Second, CrashExtra: 15 * time.Second,
 		Grace: 20 * time.Second, IgnoreN: 10, PacedSizeLanes: true}
 }
 
 func fullMode() mode {
 	return mode{Name: "full", Sizes: []int{10, 100, 1000}, RestartSamples: 50, GrowthSamples: 20,
-		StatusRuns: 20, Idle: 30 * time.Second, Crash: 30 * time.Second, CrashExtra: 30 * time.Second,
+		StatusRuns: 20, SpacedRuns: 7, Idle: 30 * time.Second, Crash: 30 * time.Second, CrashExtra: 30 * time.Second,
 		Grace: 30 * time.Second, IgnoreN: 100}
 }
 
@@ -64,7 +65,7 @@ type harness struct {
 
 func main() {
 	quick := flag.Bool("quick", false, "short run (under 2 minutes)")
-	full := flag.Bool("full", false, "long run with N=1000 (under 15 minutes)")
+	full := flag.Bool("full", false, "long run with N=1000 (under 20 minutes)")
 	only := flag.String("only", "", "comma-separated supervisors to run: "+strings.Join(peerOrder(), ","))
 	vigil := flag.String("vigil", "", "vigil binary (default: build ./cmd/vigil)")
 	out := flag.String("out", "", "report path (default: bench/results.md in the module)")
@@ -141,12 +142,12 @@ func runBench(ctx context.Context, m mode, peers []string, vigilBin, out string,
 	if h.child, err = buildChild(ctx, h.repo, h.tmp); err != nil {
 		return err
 	}
-	if slices.Contains(peers, "vigil") {
+	if slices.ContainsFunc(peers, isVigil) {
 		h.vigilBin, err = findVigil(ctx, h.repo, h.tmp, vigilBin)
 		if err != nil {
 			fmt.Fprintf(h.log, "bench: skipping vigil: %v\n", err)
 			h.res.note("vigil skipped: " + err.Error())
-			peers = slices.DeleteFunc(peers, func(p string) bool { return p == "vigil" })
+			peers = slices.DeleteFunc(peers, isVigil)
 		}
 	}
 	if len(peers) == 0 {

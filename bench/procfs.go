@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // clockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat. It
@@ -17,9 +18,10 @@ const clockTicks = 100
 
 // procStat holds the fields of /proc/PID/stat the harness uses.
 type procStat struct {
-	State byte   // R, S, D, Z, ...
-	PPid  int    // parent pid
-	Ticks uint64 // utime + stime, in clock ticks
+	State      byte   // R, S, D, Z, ...
+	PPid       int    // parent pid
+	Ticks      uint64 // utime + stime, in clock ticks
+	ChildTicks uint64 // cutime + cstime: children it waited for, in clock ticks
 }
 
 // parseStat parses the contents of /proc/PID/stat. The command name in
@@ -31,8 +33,9 @@ func parseStat(s string) (procStat, error) {
 		return procStat{}, errors.New("stat: no closing parenthesis")
 	}
 	f := strings.Fields(s[end+1:])
-	// f[0] is field 3 (state); utime is field 14 and stime field 15.
-	if len(f) < 13 || len(f[0]) != 1 {
+	// f[0] is field 3 (state); utime is field 14 and stime field 15,
+	// cutime and cstime fields 16 and 17.
+	if len(f) < 15 || len(f[0]) != 1 {
 		return procStat{}, fmt.Errorf("stat: %d fields after the name", len(f))
 	}
 	ppid, err := strconv.Atoi(f[1])
@@ -47,7 +50,15 @@ func parseStat(s string) (procStat, error) {
 	if err != nil {
 		return procStat{}, fmt.Errorf("stat stime: %w", err)
 	}
-	return procStat{State: f[0][0], PPid: ppid, Ticks: utime + stime}, nil
+	var child uint64
+	for _, x := range f[13:15] {
+		v, err := strconv.ParseUint(x, 10, 64)
+		if err != nil {
+			return procStat{}, fmt.Errorf("stat cutime/cstime: %w", err)
+		}
+		child += v
+	}
+	return procStat{State: f[0][0], PPid: ppid, Ticks: utime + stime, ChildTicks: child}, nil
 }
 
 func readStat(pid int) (procStat, error) {
@@ -58,9 +69,10 @@ func readStat(pid int) (procStat, error) {
 	return parseStat(string(b))
 }
 
-// memUse is resident and proportional set size in KiB.
+// memUse is resident and proportional set size, and the private part
+// (pages no other process maps: what the process alone costs), in KiB.
 type memUse struct {
-	RSS, PSS uint64
+	RSS, PSS, Private uint64
 }
 
 // parseSmapsRollup extracts Rss and Pss (kB) from /proc/PID/smaps_rollup.
@@ -79,6 +91,8 @@ func parseSmapsRollup(s string) (memUse, error) {
 			dst, haveRSS = &m.RSS, true
 		case "Pss:":
 			dst, havePSS = &m.PSS, true
+		case "Private_Clean:", "Private_Dirty:":
+			dst = &m.Private
 		default:
 			continue
 		}
@@ -86,7 +100,7 @@ func parseSmapsRollup(s string) (memUse, error) {
 		if err != nil {
 			return memUse{}, fmt.Errorf("smaps_rollup %s: %w", f[0], err)
 		}
-		*dst = v
+		*dst += v
 	}
 	if !haveRSS || !havePSS {
 		return memUse{}, errors.New("smaps_rollup: Rss or Pss missing")
@@ -171,4 +185,42 @@ func cpuTicks(pids []int) (map[int]uint64, int) {
 func alive(pid int) bool {
 	st, err := readStat(pid)
 	return err == nil && st.State != 'Z' && st.State != 'X'
+}
+
+// onCPU returns the time pid has run, in all its threads (the first field
+// of each /proc/PID/task/TID/schedstat, in nanoseconds: exact, where
+// utime and stime count clock ticks), plus the CPU of the children it
+// waited for (cutime and cstime, which only come in ticks).
+func onCPU(pid int) (time.Duration, error) {
+	st, err := readStat(pid)
+	if err != nil {
+		return 0, err
+	}
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return 0, fmt.Errorf("list threads of %d: %w", pid, err)
+	}
+	var ns uint64
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
+		if err != nil {
+			continue // the thread ended meanwhile
+		}
+		v, err := parseSchedstat(string(b))
+		if err != nil {
+			return 0, fmt.Errorf("schedstat of %d: %w", pid, err)
+		}
+		ns += v
+	}
+	return time.Duration(ns) + time.Duration(st.ChildTicks)*time.Second/clockTicks, nil
+}
+
+// parseSchedstat returns the first field of a schedstat line: the time on
+// the CPU in nanoseconds.
+func parseSchedstat(s string) (uint64, error) {
+	f := strings.Fields(s)
+	if len(f) < 1 {
+		return 0, errors.New("empty schedstat")
+	}
+	return strconv.ParseUint(f[0], 10, 64)
 }

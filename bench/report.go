@@ -112,6 +112,7 @@ func renderReport(h *harness, facts [][2]string, elapsed time.Duration, args str
 	b.WriteString("\n## Summary (N=" + n + " unless noted)\n\n")
 	rows := []summaryRow{
 		{"start N=" + n, "start/" + n},
+		{"  supervisor CPU for it", "startcpu/" + n},
 		{"restart median", "restart.med/" + n},
 		{"restart p95", "restart.p95/" + n},
 		{"stop-all, prompt", "stop.all"},
@@ -123,7 +124,18 @@ func renderReport(h *harness, facts [][2]string, elapsed time.Duration, args str
 		{"idle CPU", "cpu/" + n},
 		{"RSS total", "rss/" + n},
 		{"PSS total", "pss/" + n},
-		{"status query", "status"},
+		{"  per process: its own supervisor, private", "priv.per/" + n},
+		{"  per process: the root's PSS ÷ N", "root.share/" + n},
+		{"status query", "status/" + n},
+		{"  spaced 1.2 s apart", "status.spaced/" + n},
+	}
+	if big := m.Sizes[len(m.Sizes)-1]; big > mainN {
+		b := fmt.Sprint(big)
+		rows = append(rows, summaryRow{"start N=" + b, "start/" + b}, summaryRow{"  supervisor CPU for it", "startcpu/" + b},
+			summaryRow{"restart median N=" + b, "restart.med/" + b}, summaryRow{"PSS total N=" + b, "pss/" + b},
+			summaryRow{"  per process: its own supervisor, private", "priv.per/" + b},
+			summaryRow{"  per process: the root's PSS ÷ N", "root.share/" + b}, summaryRow{"status query N=" + b, "status/" + b},
+			summaryRow{"  spaced 1.2 s apart", "status.spaced/" + b})
 	}
 	b.WriteString(renderSummary(rows, h.peers, func(key, p string) (cell, bool) {
 		c, ok := get(key, p)
@@ -163,8 +175,8 @@ func detailTables(m mode) []table {
 		return t
 	}
 	return []table{
-		{Title: "Start N=" + n, Note: "Launch of the supervisor until the last of the N children started (child's own CLOCK_MONOTONIC).",
-			Cols: []column{{"time", "start/" + n, true}}},
+		{Title: "Start N=" + n, Note: "Launch of the supervisor until the last of the N children started (child's own CLOCK_MONOTONIC); the CPU its processes had used by then (schedstat of every thread, and the children they reaped).",
+			Cols: []column{{"time", "start/" + n, true}, {"supervisor CPU", "startcpu/" + n, true}}},
 		{Title: "Restart after SIGKILL, N=" + n, Note: fmt.Sprintf("%d SIGKILLs, each of a random child up for at least 1.5 s after a random 0–1 s pause; from the kill until the new child started.", m.RestartSamples),
 			Cols: []column{{"median", "restart.med/" + n, true}, {"p95", "restart.p95/" + n, true}}},
 		{Title: "Stop-all, N=" + n + " prompt children",
@@ -179,14 +191,23 @@ func detailTables(m mode) []table {
 				{"backs off", "crash.backoff", false}, {"gives up", "crash.gaveup", false}}},
 		{Title: fmt.Sprintf("Idle CPU over %s, N=%s", m.Idle, n), Note: "utime+stime of the supervisor's own processes, % of one core.",
 			Cols: []column{{"CPU", "cpu/" + n, true}}},
-		{Title: "Memory, N=" + n, Note: "Summed over the supervisor's own processes (smaps_rollup), and divided by N.",
+		{Title: "Memory, N=" + n, Note: "Summed over the supervisor's own processes (smaps_rollup), and divided by N. " +
+			"The split: the average private memory (Private_Clean + Private_Dirty: pages no other process maps) of the per-process supervisors " +
+			"(vigil's inits and spares, runsv, s6-supervise, supervise), and the root process's PSS divided by N (vigil's daemon, runsvdir, s6-svscan, svscan; monit and supervisord are the root alone).",
 			Cols: []column{{"processes", "procs/" + n, false}, {"RSS", "rss/" + n, true}, {"PSS", "pss/" + n, true},
-				{"RSS per child", "rss.per/" + n, false}, {"PSS per child", "pss.per/" + n, false}}},
-		{Title: "Status query over all N=" + n, Note: fmt.Sprintf("Median wall time of %d runs of the status command.", m.StatusRuns),
-			Cols: []column{{"median", "status", true}}},
+				{"RSS per child", "rss.per/" + n, false}, {"PSS per child", "pss.per/" + n, false},
+				{"own supervisor, private", "priv.per/" + n, true}, {"root's PSS ÷ N", "root.share/" + n, true}}},
+		{Title: "Status query over all N=" + n, Note: fmt.Sprintf("Median wall time of %d runs of the status command back to back (a quarter of that above N=%d), and of %d runs each at least %s after the supervisor's last, the supervisors taking turns (vigil shares one /proc pass between the statuses of one second: spaced queries each pay for a fresh one).", m.StatusRuns, mainN, m.SpacedRuns, spacedGap),
+			Cols: []column{{"back to back", "status/" + n, true}, {"spaced", "status.spaced/" + n, true}}},
 		growth("Growth: start time", "start", true),
+		growth("Growth: supervisor CPU for the start", "startcpu", true),
 		growth("Growth: restart median", "restart.med", true),
 		growth("Growth: idle CPU", "cpu", true),
 		growth("Growth: PSS of the supervisor", "pss", true),
+		growth("Growth: PSS per child", "pss.per", true),
+		growth("Growth: per process, its own supervisor's private memory", "priv.per", true),
+		growth("Growth: per process, the root's PSS ÷ N", "root.share", true),
+		growth("Growth: status query back to back (N=100 and above)", "status", true),
+		growth("Growth: status query spaced (N=100 and above)", "status.spaced", true),
 	}
 }

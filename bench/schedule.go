@@ -38,7 +38,7 @@ func (h *harness) run(ctx context.Context) {
 		switch {
 		case isPaced(p) && h.m.PacedSizeLanes:
 			for _, n := range h.m.Sizes {
-				lanes.Go(func() { h.size(ctx, []string{p}, n) })
+				lanes.Go(func() { h.size(ctx, []string{p}, n, h.m.Idle) })
 			}
 		case isPaced(p):
 			lanes.Go(func() { h.lane(ctx, []string{p}) })
@@ -54,12 +54,25 @@ func (h *harness) run(ctx context.Context) {
 	bg.Wait()
 }
 
+// alone is the size from which the supervisors of a lane run one at a
+// time: at N=1000, seven supervisors' children and per-process supervisors
+// (Go programs of a few threads each, vigil's inits of about seven) would
+// need more pids than the kernel's default pid_max (32768) holds. Each
+// then has an idle window of a third of the usual length.
+const alone = 1000
+
 func (h *harness) lane(ctx context.Context, peers []string) {
 	for _, n := range h.m.Sizes {
-		if ctx.Err() != nil {
-			return
+		if n < alone {
+			h.size(ctx, peers, n, h.m.Idle)
+			continue
 		}
-		h.size(ctx, peers, n)
+		for _, p := range peers {
+			if ctx.Err() != nil {
+				return
+			}
+			h.size(ctx, []string{p}, n, h.m.Idle/3)
+		}
 	}
 }
 
@@ -156,9 +169,9 @@ func (h *harness) ignorerTest(ctx context.Context, p string, b barrier) {
 // size runs the foreground tests of one lane at one N: starts one at a
 // time (a start is a burst of CPU), restart tests side by side (mostly
 // waiting on jitter and on the supervisors' timers), status queries one at
-// a time, memory, one shared idle window, and at N=100 the stop-all tests
-// one at a time.
-func (h *harness) size(ctx context.Context, peers []string, n int) {
+// a time, memory, one shared idle window of length idle, and at N=100 the
+// stop-all tests one at a time.
+func (h *harness) size(ctx context.Context, peers []string, n int, idle time.Duration) {
 	lane := strings.Join(peers, ",")
 	h.logf("[%s] N=%d: start, restart, status and memory tests", lane, n)
 	var live []*instance
@@ -176,12 +189,13 @@ func (h *harness) size(ctx context.Context, peers []string, n int) {
 		h.statusAt(ctx, in, n)
 		h.memoryAt(in, n)
 	}
+	h.spacedStatusAt(ctx, live, n)
 
 	if len(live) == 0 {
 		return
 	}
-	h.logf("[%s] N=%d: idle CPU window of %s", lane, n, h.m.Idle)
-	cpu, errs := idleCPU(ctx, live, h.m.Idle)
+	h.logf("[%s] N=%d: idle CPU window of %s", lane, n, idle)
+	cpu, errs := idleCPU(ctx, live, idle)
 	for i, in := range live {
 		key := fmt.Sprintf("cpu/%d", n)
 		if errs[i] != nil {
@@ -231,6 +245,13 @@ func (h *harness) startAt(ctx context.Context, p string, n int) *instance {
 		return nil
 	}
 	h.res.set(key, p, secCell(d.Seconds()))
+	// Everything the supervisor has run so far is the start (a paced one
+	// has also idled in between, at its idle rate).
+	if cpu, err := in.supervisorCPU(); err != nil {
+		h.res.setErr("startcpu/"+fmt.Sprint(n), p, err)
+	} else {
+		h.res.set("startcpu/"+fmt.Sprint(n), p, secCell(cpu.Seconds()))
+	}
 	return in
 }
 
@@ -250,30 +271,83 @@ func (h *harness) restartAt(ctx context.Context, in *instance, n int) {
 	h.res.set("restart.p95"+sfx, in.peer, secCell(quantile(s, 0.95)))
 }
 
+// statusAt times the status query at N=100 and above (fewer runs above).
 func (h *harness) statusAt(ctx context.Context, in *instance, n int) {
-	if n != mainN {
+	if n < mainN {
 		return
 	}
-	st, err := in.statusTimes(ctx, h.m.StatusRuns)
+	key, runs := fmt.Sprintf("status/%d", n), h.m.StatusRuns
+	if n > mainN {
+		runs = max(runs/4, 3)
+	}
+	st, err := in.statusTimes(ctx, runs)
 	if err != nil {
-		h.res.setErr("status", in.peer, err)
+		h.res.setErr(key, in.peer, err)
 		return
 	}
-	h.res.set("status", in.peer, secCell(median(seconds(st))))
+	h.res.set(key, in.peer, secCell(median(seconds(st))))
+}
+
+// spacedGap separates the spaced status queries: longer than vigil's
+// sharing of one /proc pass between statuses (one second), so that each
+// query finds the supervisor as a query now and then would.
+const spacedGap = 1200 * time.Millisecond
+
+// spacedStatusAt times status queries each at least spacedGap after the
+// instance's last, at N=100 and above. The instances take turns, one query
+// at a time, so that no two queries meet.
+func (h *harness) spacedStatusAt(ctx context.Context, live []*instance, n int) {
+	if n < mainN || len(live) == 0 {
+		return
+	}
+	key := fmt.Sprintf("status.spaced/%d", n)
+	times := make([][]time.Duration, len(live))
+	failed := make([]bool, len(live))
+	for range h.m.SpacedRuns {
+		for i, in := range live {
+			select {
+			case <-time.After(spacedGap / time.Duration(len(live))):
+			case <-ctx.Done():
+				return
+			}
+			if failed[i] {
+				continue
+			}
+			d, err := in.statusTimes(ctx, 1)
+			if err != nil {
+				h.res.setErr(key, in.peer, err)
+				failed[i] = true
+				continue
+			}
+			times[i] = append(times[i], d...)
+		}
+	}
+	for i, in := range live {
+		if !failed[i] {
+			h.res.set(key, in.peer, secCell(median(seconds(times[i]))))
+		}
+	}
 }
 
 func (h *harness) memoryAt(in *instance, n int) {
 	sfx := fmt.Sprintf("/%d", n)
-	mem, procs, err := in.memory()
+	s, err := in.memory()
 	if err != nil {
 		h.res.setErr("rss"+sfx, in.peer, err)
 		return
 	}
+	mem := s.Total
 	h.res.set("rss"+sfx, in.peer, kibCell(float64(mem.RSS)))
 	h.res.set("pss"+sfx, in.peer, kibCell(float64(mem.PSS)))
 	h.res.set("rss.per"+sfx, in.peer, kibCell(float64(mem.RSS)/float64(n)))
 	h.res.set("pss.per"+sfx, in.peer, kibCell(float64(mem.PSS)/float64(n)))
-	h.res.set("procs"+sfx, in.peer, cell{V: float64(procs), Text: fmt.Sprint(procs)})
+	h.res.set("procs"+sfx, in.peer, cell{V: float64(s.Procs), Text: fmt.Sprint(s.Procs)})
+	if math.IsNaN(s.PerPrivate) {
+		h.res.set("priv.per"+sfx, in.peer, cell{V: math.NaN(), Text: "— (one process)"})
+	} else {
+		h.res.set("priv.per"+sfx, in.peer, kibCell(s.PerPrivate))
+	}
+	h.res.set("root.share"+sfx, in.peer, kibCell(float64(s.Root.PSS)/float64(n)))
 }
 
 // recordStop stores one stop-all under prefix ("stop" or "ign").

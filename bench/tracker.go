@@ -64,9 +64,37 @@ func newTracker(path string) (*tracker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on report socket: %w", err)
 	}
+	// Children that run as another user (vigil with isolation) must be
+	// able to connect.
+	if err := os.Chmod(path, 0o777); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("report socket: %w", err)
+	}
 	t := &tracker{ln: ln, wake: make(chan struct{}), byPid: make(map[int]*kid)}
 	go t.accept()
 	return t, nil
+}
+
+// peerPid is the pid of the process at the other end of c as this
+// process sees it (SO_PEERCRED), or 0. A child in a PID namespace of its
+// own (vigil with isolation) reports the pid it has there; this is its
+// pid on the host.
+func peerPid(c net.Conn) int {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return 0
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	var pid int
+	_ = raw.Control(func(fd uintptr) {
+		if cred, err := unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
+			pid = int(cred.Pid)
+		}
+	})
+	return pid
 }
 
 func (t *tracker) changed() { // mu held
@@ -115,7 +143,7 @@ func (t *tracker) read(c net.Conn) {
 		line = strings.TrimSpace(line)
 		t.mu.Lock()
 		if k == nil {
-			k = t.addReport(line, now)
+			k = t.addReport(line, now, peerPid(c))
 		} else {
 			k.Signals = append(k.Signals, sigEvent{Name: line, At: now})
 		}
@@ -124,7 +152,9 @@ func (t *tracker) read(c net.Conn) {
 	}
 }
 
-func (t *tracker) addReport(line string, now int64) *kid { // mu held
+// addReport records a child's first line; host, when not 0, is its pid on
+// the host, which wins over the pid it reported.
+func (t *tracker) addReport(line string, now int64, host int) *kid { // mu held
 	f := strings.Fields(line)
 	var pid int
 	var start int64
@@ -138,6 +168,9 @@ func (t *tracker) addReport(line string, now int64) *kid { // mu held
 	if len(f) != 2 || err != nil {
 		t.bad = append(t.bad, line)
 		return &kid{pidfd: -1} // detached: still absorbs later lines
+	}
+	if host != 0 {
+		pid = host
 	}
 	k := &kid{Pid: pid, Start: start, Recv: now, pidfd: -1}
 	// The child is certainly alive while its connection is open, so the

@@ -103,6 +103,10 @@ func (l Layout) StoreRoot() string { return filepath.Join(l.root, "store") }
 // StoreDir is ROOT/store/JOB.
 func (l Layout) StoreDir(job string) string { return filepath.Join(l.root, "store", job) }
 
+// AgentSpec is ROOT/bosh/spec.json, where the BOSH agent keeps the apply
+// spec of the instance (deployment, instance group, index, id).
+func (l Layout) AgentSpec() string { return filepath.Join(l.root, "bosh", "spec.json") }
+
 // VigilRunDir is ROOT/sys/run/vigil, where the daemon keeps its socket.
 func (l Layout) VigilRunDir() string { return filepath.Join(l.root, "sys", "run", "vigil") }
 
@@ -110,6 +114,14 @@ func (l Layout) VigilRunDir() string { return filepath.Join(l.root, "sys", "run"
 // executable ended: ROOT/sys/run/vigil/exit/JOB/PROC.json.
 func (l Layout) ExitFile(job, proc string) string {
 	return filepath.Join(l.VigilRunDir(), "exit", job, proc+".json")
+}
+
+// InitRecord is where the starter of a process's init records which
+// process the init is (pid, start time, executable), for whoever finds the
+// init through its pid file later: ROOT/sys/run/vigil/init/JOB/PROC.json,
+// in a directory only root writes.
+func (l Layout) InitRecord(job, proc string) string {
+	return filepath.Join(l.VigilRunDir(), "init", job, proc+".json")
 }
 
 // ControlSocket is the daemon's control API socket.

@@ -9,7 +9,8 @@ import (
 )
 
 // isolatedRoot is a BOSH root for bpm with isolation on (root only); not
-// under /tmp, which the processes have as their own.
+// under /tmp, which the processes have as their own. Its jobs run as
+// nobody: a start as a vcap that does not exist fails.
 func isolatedRoot(t *testing.T) (string, func(args ...string) (string, error)) {
 	if os.Geteuid() != 0 {
 		t.Skip("isolation needs root")
@@ -43,7 +44,7 @@ func writeJob(t *testing.T, root, job, yml string) {
 // reason in its stderr log and bpm.log too, and nothing left running.
 func TestStartFailsWhenTheLaunchFails(t *testing.T) {
 	root, bpm := isolatedRoot(t)
-	writeJob(t, root, "j", "processes:\n- name: j\n  executable: /bin/sleep\n  args: ['100']\n"+
+	writeJob(t, root, "j", "processes:\n- name: j\n  executable: /bin/sleep\n  args: ['100']\n  user: nobody\n"+
 		"  additional_volumes:\n  - path: "+root+"/data/nothere\n    mount_only: true\n")
 	out, err := bpm("start", "j")
 	if err == nil || !strings.HasPrefix(out, "Error: failed to start job-process: ") || !strings.Contains(out, "nothere") {
@@ -65,7 +66,7 @@ func TestStartFailsWhenTheLaunchFails(t *testing.T) {
 // (what bpm-release's "cannot open more files than permitted" names).
 func TestOpenFilesLimit(t *testing.T) {
 	root, bpm := isolatedRoot(t)
-	writeJob(t, root, "j", "processes:\n- name: j\n  executable: /bin/bash\n  limits: {open_files: 10}\n  args:\n  - -c\n"+
+	writeJob(t, root, "j", "processes:\n- name: j\n  executable: /bin/bash\n  user: nobody\n  limits: {open_files: 10}\n  args:\n  - -c\n"+
 		"  - 'echo \"limit $(ulimit -Sn) $(ulimit -Hn)\"; for i in $(seq 3 12); do eval \"exec $i</dev/null\" 2>/dev/null || { echo \"failed at $i\"; break; }; done'\n")
 	out, err := bpm("run", "j")
 	if err != nil || !strings.Contains(out, "limit 10 10\n") || !strings.Contains(out, "Too many open files") {

@@ -1,6 +1,7 @@
 package bpmcli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -110,7 +111,8 @@ func (c *cli) list(_ target, fl parsed) error {
 		}
 		return enc.Encode(rows)
 	}
-	tw := tabwriter.NewWriter(c.env.Stdout, 0, 0, 1, ' ', 0)
+	out := bufio.NewWriter(c.env.Stdout) // one write, not one per line
+	tw := tabwriter.NewWriter(out, 0, 0, 1, ' ', 0)
 	fmt.Fprintln(tw, "Name\tPid\tStatus")
 	for _, r := range rows {
 		pid := "-"
@@ -119,7 +121,10 @@ func (c *cli) list(_ target, fl parsed) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, pid, r.Status)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return out.Flush()
 }
 
 // configuredRows lists the processes of every job with a bpm.yml as

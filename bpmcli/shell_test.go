@@ -1,6 +1,7 @@
 package bpmcli_test
 
 import (
+	"github.com/vigil-bosh/vigil/internal/testproc"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,16 +18,12 @@ func TestShellEntersTheSandbox(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("isolation needs root")
 	}
-	root, err := os.MkdirTemp("/run", "vigil-shell-") // not under /tmp: the sandbox has its own
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	os.Chmod(root, 0o755)
+	root := testproc.SandboxRoot(t, "vigil-shell-")
 	for _, j := range []string{"web", "other"} {
 		p := filepath.Join(root, "jobs", j, "config", "bpm.yml")
 		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte("processes:\n- name: "+j+"\n  executable: /bin/sleep\n  args: ['1000']\n"), 0o644)
+		// The user is one every machine has: a start as a missing vcap fails.
+		os.WriteFile(p, []byte("processes:\n- name: "+j+"\n  executable: /bin/sleep\n  args: ['1000']\n  user: nobody\n"), 0o644)
 	}
 	env := []string{"BPM_BOSH_ROOT=" + root, "TERM=vt100"}
 	bpm := func(stdin string, args ...string) (string, error) {

@@ -125,7 +125,9 @@ func TestContainerAsPID1(t *testing.T) {
 	}
 	// host_pid_namespace: with a PID namespace of its own, the kernel reaps
 	// the executable inside the dying namespace, and no orphan reaches PID 1.
-	job("config/bpm.yml", "processes:\n- name: web\n  executable: "+filepath.Join(root, "jobs", "web", "bin", "web")+"\n  unsafe: {host_pid_namespace: true}\n")
+	// The user is one every machine has (a start as a missing vcap fails).
+	job("config/bpm.yml", "processes:\n- name: web\n  executable: "+filepath.Join(root, "jobs", "web", "bin", "web")+
+		"\n  user: nobody\n  unsafe: {host_pid_namespace: true}\n")
 	out := filepath.Join(root, "sys", "log", "web", "web.stdout.log")
 	job("bin/web", "#!/bin/sh\ntrap 'echo process got TERM; exit 0' TERM\necho started\nwhile :; do sleep 1000 & wait $!; done\n")
 	// The drain leaves an orphan behind: a double fork orphans a child that

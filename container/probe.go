@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/connlimit"
 )
 
 // Live reports whether the daemon answers: the kubelet restarts a container
@@ -59,7 +60,9 @@ func serveProbes(ctx context.Context, ln net.Listener, m control.Manager) <-chan
 	mux := http.NewServeMux()
 	mux.Handle("GET /livez", probe(Live))
 	mux.Handle("GET /readyz", probe(Ready))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	// Bounded as the daemon's other listeners: connections, headers, idle.
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 15 * time.Second, MaxHeaderBytes: 16 << 10}
+	ln = connlimit.Listener(ln, connlimit.PerListener)
 	done := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() { _ = srv.Close() })
 	go func() {

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/internal/regfile"
 )
 
 // Stamps coordinates the drains of a pod's containers through a directory
@@ -48,7 +49,8 @@ func (s *Stamps) touch(suffix string) error {
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 		return fmt.Errorf("stamps: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(s.Dir, s.Name+suffix), os.O_WRONLY|os.O_CREATE|unix.O_NOFOLLOW, 0o644)
+	// The directory is shared by the pod's containers: no symlink, no FIFO.
+	f, err := regfile.Open(filepath.Join(s.Dir, s.Name+suffix), os.O_WRONLY|os.O_CREATE, 0o644)
 	if err != nil {
 		return fmt.Errorf("stamps: %w", err)
 	}

@@ -27,3 +27,24 @@ func TestStampsRefusePlantedSymlinks(t *testing.T) {
 	up()
 	drained()
 }
+
+// TestStampsRefusePlantedFIFOs: another container sharing the directory
+// can put a FIFO where a stamp goes; writing the stamp fails at once
+// instead of waiting for a reader.
+func TestStampsRefusePlantedFIFOs(t *testing.T) {
+	dir := t.TempDir()
+	s, err := NewStamps(dir, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testproc.PlantFIFO(t, filepath.Join(dir, "a.up"))
+	testproc.PlantFIFO(t, filepath.Join(dir, "a.drained"))
+	testproc.Within(t, "the stamps", func() {
+		if err := s.Register(); err == nil {
+			t.Error("Register wrote into a FIFO")
+		}
+		if err := s.MarkDrained(); err == nil {
+			t.Error("MarkDrained wrote into a FIFO")
+		}
+	})
+}

@@ -124,6 +124,11 @@ type ProcessStatus struct {
 	Usage *Usage `json:"usage,omitempty"`
 	// Output counts what the process wrote that could not be logged.
 	Output Output `json:"output"`
+	// RetryAt, in backoff, is when the next start is due (zero when the
+	// back end cannot tell: systemd's units).
+	RetryAt time.Time `json:"retry_at,omitzero"`
+	// MemoryLimitBytes is the configured limits.memory; 0 for none.
+	MemoryLimitBytes int64 `json:"memory_limit_bytes,omitempty"`
 }
 
 // Usage is a running process's resource use, its descendants included,

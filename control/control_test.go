@@ -1,9 +1,12 @@
 package control
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -177,8 +180,14 @@ func TestOtherUsersAreRefused(t *testing.T) {
 	if err != nil {
 		t.Fatalf("client: %v: %s", err, out)
 	}
-	if got := strings.TrimSpace(string(out)); !strings.HasPrefix(got, "permission denied: uid 65534") {
+	got := strings.TrimSpace(string(out))
+	if !strings.HasPrefix(got, "permission denied: uid 65534") {
 		t.Fatalf("other user got %q", got)
+	}
+	// The refused peer's connection is closed with the reply: a flood of
+	// them holds nothing.
+	if !strings.HasSuffix(got, "\nclosed") {
+		t.Fatalf("the refused connection was not closed after the reply: %q", got)
 	}
 }
 
@@ -186,7 +195,30 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv("CONTROL_TEST_CLIENT"); path != "" {
 		_, err := NewClient(path).Status(context.Background())
 		fmt.Println(err)
+		fmt.Println(refusedThenClosed(path))
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// refusedThenClosed sends a request on a connection of its own, reads the
+// reply and says whether the server closed the connection after it.
+func refusedThenClosed(path string) string {
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		return err.Error()
+	}
+	defer c.Close()
+	io.WriteString(c, "GET /v1/status HTTP/1.1\r\nHost: vigil\r\n\r\n")
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(c)
+	res, err := http.ReadResponse(br, nil)
+	if err != nil {
+		return err.Error()
+	}
+	io.Copy(io.Discard, res.Body)
+	if _, err := br.ReadByte(); errors.Is(err, io.EOF) {
+		return "closed"
+	}
+	return "kept"
 }

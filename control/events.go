@@ -49,6 +49,7 @@ const (
 	EventUnmonitored    = "unmonitored"     // left alone: an exit is not restarted
 	EventMonitored      = "monitored"       // supervised again
 	EventConfigError    = "config-error"    // a job's configuration failed to load
+	EventAction         = "action"          // an operator asked for an action, a signal or a reload (Message says which, and who)
 	EventLost           = "lost"            // the reader fell behind: Lost events were dropped
 )
 

@@ -10,9 +10,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vigil-bosh/vigil/internal/connlimit"
 )
 
 // maxRequest caps a request body; every request is a few names.
@@ -62,7 +66,9 @@ func WithRequestObserver(observe func(route string, code int, d time.Duration)) 
 // Serve answers requests on ln with m until ctx is done, then stops
 // accepting, ends event streams, gives requests in flight up to grace to
 // finish, closes ln and returns. Only root and the daemon's own user may
-// connect (SO_PEERCRED). GET /v1/events streams events when m is also an
+// connect (SO_PEERCRED); a refused peer's connection is closed. At most
+// connlimit.PerListener connections are served at once, the rest wait in
+// the backlog. GET /v1/events streams events when m is also an
 // EventSource.
 func Serve(ctx context.Context, ln net.Listener, m Manager, grace time.Duration, opts ...ServeOption) error {
 	var o serveOptions
@@ -76,13 +82,15 @@ func Serve(ctx context.Context, ln net.Listener, m Manager, grace time.Duration,
 	srv := &http.Server{
 		Handler:           observed(checkPeer(mux), o.observe),
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    16 << 10,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			return context.WithValue(ctx, peerKey{}, peerOf(c))
 		},
 	}
 	srv.RegisterOnShutdown(endStreams)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(connlimit.Listener(ln, connlimit.PerListener)) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("control server: %w", err)
@@ -109,31 +117,55 @@ func newMux(m Manager) *http.ServeMux {
 		if !decode(w, r, &req) {
 			return
 		}
-		ps, err := m.Act(r.Context(), req)
+		ps, err := m.Act(asked(r), req)
 		reply(w, actionReply{Processes: ps}, err)
 	})
 	mux.HandleFunc("POST /v1/signal", func(w http.ResponseWriter, r *http.Request) {
 		var req SignalRequest
 		if decode(w, r, &req) {
-			reply(w, struct{}{}, m.Signal(r.Context(), req))
+			reply(w, struct{}{}, m.Signal(asked(r), req))
 		}
 	})
 	mux.HandleFunc("POST /v1/reload", func(w http.ResponseWriter, r *http.Request) {
-		res, err := m.Reload(r.Context())
+		res, err := m.Reload(asked(r))
 		reply(w, res, err)
 	})
 	return mux
+}
+
+// asked is the context of r, a request that changes something, naming
+// its peer as who asked (see WithRequester).
+func asked(r *http.Request) context.Context {
+	p, _ := r.Context().Value(peerKey{}).(peer)
+	return WithRequester(r.Context(), p.String())
 }
 
 // peer is the credentials of a connection's other end; ok is false when
 // they could not be read.
 type peer struct {
 	uid uint32
+	pid int32
 	ok  bool
 }
 
+// String names the peer for an EventAction: its uid, and the command and
+// pid of the process that connected (the command as it names itself).
+func (p peer) String() string {
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", p.pid))
+	name := strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return -1
+		}
+		return r
+	}, strings.TrimSpace(string(comm)))
+	if err != nil || name == "" {
+		return fmt.Sprintf("uid %d (pid %d)", p.uid, p.pid)
+	}
+	return fmt.Sprintf("uid %d (%s, pid %d)", p.uid, name, p.pid)
+}
+
 func peerOf(c net.Conn) peer {
-	uc, ok := c.(*net.UnixConn)
+	uc, ok := c.(syscall.Conn) // a *net.UnixConn, inside connlimit's wrapper
 	if !ok {
 		return peer{}
 	}
@@ -148,7 +180,7 @@ func peerOf(c net.Conn) peer {
 	if err != nil || cred == nil {
 		return peer{}
 	}
-	return peer{uid: cred.Uid, ok: true}
+	return peer{uid: cred.Uid, pid: cred.Pid, ok: true}
 }
 
 func checkPeer(next http.Handler) http.Handler {
@@ -156,6 +188,7 @@ func checkPeer(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, _ := r.Context().Value(peerKey{}).(peer)
 		if !p.ok || (p.uid != 0 && p.uid != self) {
+			w.Header().Set("Connection", "close")
 			writeError(w, http.StatusForbidden, fmt.Sprintf("permission denied: uid %d may not use the vigil control socket", p.uid))
 			return
 		}

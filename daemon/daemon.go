@@ -35,7 +35,11 @@ type Config struct {
 	// LeaveRunning makes the end of Run leave every process running (VM
 	// mode: the next daemon adopts them), instead of stopping them all.
 	LeaveRunning bool
-	Log          *slog.Logger // nil means discard
+	// LeaveRunningIf, when set, is asked once as Run ends whether to leave
+	// every process running as LeaveRunning does (the stemcell's unit: yes
+	// when systemd restarts the daemon, no when it stops it).
+	LeaveRunningIf func() bool
+	Log            *slog.Logger // nil means discard
 	// NoIsolation runs processes without bpm's isolation (see
 	// proc.Options.NoIsolation); each process then carries a warning.
 	NoIsolation bool
@@ -56,22 +60,22 @@ type Daemon struct {
 	tree  *supervise.Tree
 	// treeCtx lives as long as the supervisors (set by Run); commands are
 	// the restart-limit commands running, bounded by it and waited for.
-	treeCtx  context.Context
+	treeCtx context.Context
+	// stopping is done once the daemon is told to stop (Run's context):
+	// the waits for starts to settle end then, so that no start, however
+	// stuck, holds the shutdown.
+	stopping context.Context
 	commands sync.WaitGroup
 	pool     *proc.Pool // spare inits for fast restarts; set by Run
 	started  time.Time
 	// serveCtx lives as long as Run serves (set by Run): the extension's
 	// API serves until it is done.
 	serveCtx context.Context
-	// startsCtx ends when Run is asked to end (set by Run): a reload stops
-	// waiting for its starts then (they go on, and the shutdown stops
-	// them), so that no start, however slow, holds a shutdown up.
-	startsCtx context.Context
-	changes   backend.Notifier
-	events    backend.Hub        // status changes as events
-	usage     backend.UsageCache // the latest pass over /proc, for statuses and monit
-	stopped   stoppedState       // what operators stopped, across restarts: see stopped.go
-	ext       extension          // the monit personality: see extension.go
+	changes  backend.Notifier
+	events   backend.Hub        // status changes as events
+	usage    backend.UsageCache // the latest pass over /proc, for statuses and monit
+	stopped  stoppedState       // what operators stopped, across restarts: see stopped.go
+	ext      extension          // the monit personality: see extension.go
 
 	// mu orders configuration changes against actions: Reload and shutdown
 	// hold it to write, Act holds it to read while it sends its commands.
@@ -106,7 +110,11 @@ func New(cfg Config) (*Daemon, error) {
 	}
 	d := &Daemon{cfg: cfg, log: log, ready: make(chan struct{})}
 	d.ext = monitext.New(monitext.Host{Layout: cfg.Layout, Log: log, Supervisor: d.supervisor, Usage: &d.usage,
-		Command: d.command, Changed: d.changes.Notify, Started: func() time.Time { return d.started }})
+		Command: d.command, Changed: d.changes.Notify, Started: func() time.Time { return d.started },
+		Asked: func(id supervise.ID, what string) {
+			d.events.Asked(control.WithRequester(context.Background(), "monit's HTTP API (the BOSH agent, monit's command line)"),
+				id.Job, id.Process, what)
+		}})
 	d.cur.Store(&loaded{jobs: map[string]*job.Job{}, runners: map[supervise.ID]*proc.Runner{}})
 	return d, nil
 }
@@ -121,6 +129,16 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	d.started = time.Now()
+	d.stopping = ctx
+	if !d.cfg.NoIsolation && os.Geteuid() == 0 {
+		n, err := proc.SweepCgroups(d.cfg.Layout)
+		if err != nil {
+			d.log.Warn("cgroups left behind", "error", err)
+		}
+		if n > 0 {
+			d.log.Info("removed empty cgroups left behind", "count", n)
+		}
+	}
 	d.pool = proc.NewPool(d.cfg.Init, d.cfg.InitEnv, spareInits, !d.cfg.NoIsolation)
 	defer d.pool.Close()
 	treeCtx, cancelTree := context.WithCancel(context.Background())
@@ -130,9 +148,6 @@ func (d *Daemon) Run(ctx context.Context) error {
 
 	serveCtx, stopServing := context.WithCancel(context.Background())
 	d.serveCtx = serveCtx
-	startsCtx, stopStarts := context.WithCancel(context.Background())
-	d.startsCtx = startsCtx
-	defer context.AfterFunc(ctx, stopStarts)()
 	served := make(chan error, 1)
 	go func() { served <- control.Serve(serveCtx, ln, d, 5*time.Second, d.cfg.ControlOptions...) }()
 
@@ -144,14 +159,15 @@ func (d *Daemon) Run(ctx context.Context) error {
 	close(d.ready)
 	<-ctx.Done()
 
-	if !d.cfg.LeaveRunning {
+	leave := d.cfg.LeaveRunning || d.cfg.LeaveRunningIf != nil && d.cfg.LeaveRunningIf()
+	if !leave {
 		d.log.Info("stopping every process")
 	}
 	d.mu.Lock()
 	d.closing = true
 	d.mu.Unlock()
 	d.ext.Stop()
-	if d.cfg.LeaveRunning {
+	if leave {
 		d.log.Info("leaving every process running")
 		d.tree.Abandon()
 	} else {

@@ -284,3 +284,39 @@ func TestParseSignal(t *testing.T) {
 		}
 	}
 }
+
+// TestStopDuringAStuckStart: a daemon told to stop while a start has not
+// settled (its pre_start hook hangs, with a time limit far away) stops at
+// once: the first load's wait for the start ends, the hook is stopped with
+// its process, and Run returns. It used to wait for the start to settle
+// first, ignoring SIGTERM for as long as the start hung.
+func TestStopDuringAStuckStart(t *testing.T) {
+	h := newHarness(t)
+	self := h.root.Self
+	hook := h.layout.JobBinDir("web") + "/hang"
+	os.MkdirAll(h.layout.JobBinDir("web"), 0o755)
+	os.WriteFile(hook, []byte("#!/bin/sh\n"+testproc.EnvBehaviour+"=gate exec "+self+"\n"), 0o755)
+	h.writeOne("web", "server", "serve", "  hooks: {pre_start: "+hook+"}\n",
+		testproc.EnvGate+"="+h.layout.Root()+"/never")
+	d, err := New(Config{Layout: h.layout, Init: self, InitEnv: []string{"GORACE=" + testproc.NoRaceExitDelay},
+		HookTimeout: time.Hour, NoIsolation: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	hooked := h.rep.Expect(t, "hook")
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(testproc.Guard):
+		t.Fatalf("the daemon did not stop within %s of being told to, with a start stuck", testproc.Guard)
+	}
+	if alive(hooked.PID) {
+		t.Errorf("the hook %d outlived the daemon's stop", hooked.PID)
+	}
+}

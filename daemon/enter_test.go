@@ -2,46 +2,34 @@ package daemon
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/vigil-bosh/vigil/control"
-	"github.com/vigil-bosh/vigil/internal/testroot"
 )
 
 // TestExecProbeRunsInsideTheSandbox: an exec probe runs in the process's
 // isolation, as its user. The probe below is healthy only there: on the
 // host it would see the other job and run as root. Its "sh" is found in
 // the process's PATH inside; the daemon itself needs no helper program
-// (its PATH is empty here).
+// (its PATH is empty here). The users are one every machine has: a start
+// as a vcap that does not exist fails.
 func TestExecProbeRunsInsideTheSandbox(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("isolation needs root")
-	}
 	t.Setenv("PATH", t.TempDir())
-	r := testroot.New(t, "/run") // not under /tmp: the sandbox has its own
-	os.Chmod(r.Layout.Root(), 0o755)
+	r := isolatedRoot(t)
 	l, write := r.Layout, r.Config
 	write("web", `processes:
 - name: web
   executable: /bin/sleep
   args: ["1000"]
+  user: nobody
   health:
     readiness:
       exec: [sh, -c, "test ! -e `+l.JobDir("other")+` && test ! -e /var/vcap/jobs/other && test -d /var/vcap/jobs/web && test $(id -u) != 0"]
       period: 50ms
 `)
-	write("other", "processes:\n- name: other\n  executable: /bin/sleep\n  args: [\"1000\"]\n")
-	d, err := New(Config{Layout: l, Init: r.Self})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	<-d.Ready()
+	write("other", "processes:\n- name: other\n  executable: /bin/sleep\n  args: [\"1000\"]\n  user: nobody\n")
+	d := runIsolated(t, r)
 	web := func() control.ProcessStatus {
 		st, _ := d.Status(context.Background())
 		for _, p := range st.Processes {

@@ -27,7 +27,9 @@ func (d *Daemon) Status(context.Context) (control.Status, error) {
 	}
 	if d.tree != nil {
 		for _, s := range d.tree.List() {
-			st.Processes = append(st.Processes, backend.ProcessStatus(s.Status()))
+			ps := backend.ProcessStatus(s.Status())
+			ps.MemoryLimitBytes = backend.MemoryLimit(cur.jobs[ps.Job], ps.Process)
+			st.Processes = append(st.Processes, ps)
 		}
 	}
 	if err := d.usage.Fill(st.Processes); err != nil { // resource use from /proc: see usage.go
@@ -53,6 +55,7 @@ func (d *Daemon) Act(ctx context.Context, req control.ActionRequest) ([]control.
 	if err != nil {
 		return nil, err
 	}
+	d.events.Asked(ctx, req.Job, req.Process, req.Action)
 	d.rememberAction(verb, sups)
 	replies := make([]<-chan supervise.Status, len(sups))
 	d.mu.RLock()
@@ -122,6 +125,7 @@ func (d *Daemon) Signal(ctx context.Context, req control.SignalRequest) error {
 	if err != nil {
 		return err
 	}
+	d.events.Asked(ctx, req.Job, req.Process, "signal "+req.Signal)
 	if err := sups[0].Signal(ctx, sig); err != nil {
 		return control.Errorf(control.ErrFailed, "signal %s: %v", sups[0].ID(), err)
 	}

@@ -29,7 +29,7 @@ func TestMetricsOfRealProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	server := []string{"job", "web", "process", "server"}
+	server := []string{"bosh_job", "web", "bosh_process", "server"}
 	fams := metricstest.Scrape(t, m.Handler(h.d))
 	for _, c := range []struct {
 		name string
@@ -39,7 +39,8 @@ func TestMetricsOfRealProcesses(t *testing.T) {
 		{"vigil_process_restarts_total", func(v float64) bool { return v == 0 }},
 		{"vigil_process_resident_memory_bytes", func(v float64) bool { return v > 0 }},
 		{"vigil_process_open_fds", func(v float64) bool { return v >= 3 }},
-		{"vigil_process_processes", func(v float64) bool { return v == 1 }},
+		{"vigil_process_tree_processes", func(v float64) bool { return v == 1 }},
+		{"vigil_process_wanted_up", func(v float64) bool { return v == 1 }},
 		{"vigil_process_start_time_seconds", func(v float64) bool { return v > 0 }},
 	} {
 		if v, ok := metricstest.Value(fams, c.name, server...); !ok || !c.ok(v) {
@@ -70,6 +71,8 @@ func TestMetricsOfRealProcesses(t *testing.T) {
 		{"vigil_process_up", server, 1},
 		{"vigil_process_restarts_total", server, 1},
 		{"vigil_process_last_exit_code", server, 128 + 9},
+		{"vigil_process_exits_total", append(server, "reason", "signal"), 1},
+		{"vigil_process_exits_total", append(server, "reason", "stop"), 0},
 		{"vigil_restart_latency_seconds", nil, 1},
 		{"vigil_config_load_errors_total", nil, 1},
 		{"vigil_config_problems", []string{"severity", "error"}, 2}, // the parse error, and "keeps running"

@@ -112,6 +112,10 @@ func TestMonitControlFiles(t *testing.T) {
 	// programs run the test root's scripts.
 	h.start(supervise.Timing{})
 	first := h.rep.Expect(t, "ready")
+	events, err := h.c.Events(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, ok := h.d.tree.Get(supervise.ID{Job: "idle", Process: "server"}); ok {
 		t.Fatal("a bpm job without a check was started")
 	}
@@ -144,6 +148,16 @@ func TestMonitControlFiles(t *testing.T) {
 	h.waitFor("ctl stopped", func() bool { return h.status("ctl", "ctl").State == "stopped" && api.service("ctl").Pending == 0 })
 	if _, err := monitcompat.StartTime(ctlPID); err == nil {
 		t.Fatal("ctl's process survived its stop") // gone or a zombie nobody reaps yet
+	}
+	// The agent's actions are operators' actions too, in the event stream.
+	for want := []string{"web/server: unmonitor", "ctl/ctl: stop"}; len(want) > 0; {
+		ev := receiveEvent(t, events)
+		if ev.Kind == control.EventAction {
+			if got := ev.Job + "/" + ev.Process + ": " + ev.Message; got != want[0]+", asked by monit's HTTP API (the BOSH agent, monit's command line)" {
+				t.Fatalf("action event %q, want %s", got, want[0])
+			}
+			want = want[1:]
+		}
 	}
 	// Start ctl: web (its prerequisite) starts first and is monitored again.
 	if code, _ := api.do("POST", "/ctl", "action=start"); code != 200 {

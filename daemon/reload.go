@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/vigil-bosh/vigil/backend"
 	"github.com/vigil-bosh/vigil/control"
@@ -22,6 +23,7 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 	// Once begun, a reload finishes even if its caller goes away: an
 	// abandoned stop would leave a process running unsupervised.
 	ctx = context.WithoutCancel(ctx)
+	d.events.Asked(ctx, "", "", "reload")
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closing {
@@ -41,17 +43,28 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 	d.cur.Store(next)
 	d.changes.Notify()
 	err = errors.Join(err, aerr, d.finishStops(ctx, finish))
-	// The starts are waited for until the daemon is asked to end: a start
-	// that hangs (a failing start program's whole timeout) never holds a
-	// shutdown, nor a reload the shutdown waits for.
-	starts, stop := context.WithCancel(ctx)
-	if d.startsCtx != nil {
-		defer context.AfterFunc(d.startsCtx, stop)()
+	wait, stopWaiting := d.untilStopping(ctx)
+	defer stopWaiting()
+	werr := d.startInWaves(wait, next, toStart)
+	d.ext.Settled(wait)
+	if d.stopping != nil && d.stopping.Err() != nil {
+		werr = nil // the starts were asked for; the shutdown stops them
 	}
-	err = errors.Join(err, d.startInWaves(starts, next, toStart))
-	d.ext.Settled(starts)
-	stop()
-	return plan.Result(next.problems), err
+	return plan.Result(next.problems), errors.Join(err, werr)
+}
+
+// untilStopping is ctx, ended too when the daemon is told to stop. The
+// stops of a reload run to the end (an abandoned one would leave a process
+// running unsupervised), but its waits for starts to settle must not hold
+// the shutdown: a start that never settles would keep the daemon from
+// honouring SIGTERM.
+func (d *Daemon) untilStopping(ctx context.Context) (context.Context, context.CancelFunc) {
+	wait, cancel := context.WithCancel(ctx)
+	if d.stopping == nil {
+		return wait, cancel
+	}
+	stop := context.AfterFunc(d.stopping, cancel)
+	return wait, func() { stop(); cancel() }
 }
 
 // spec is what one supervisor runs: a bpm process, or a program of the
@@ -172,6 +185,9 @@ func (d *Daemon) supervisorConfig(next *loaded, id supervise.ID) supervise.Confi
 		next.runners[id] = r
 		cfg.Runner = r
 		cfg.Timing, cfg.Probes = backend.Supervision(sp.proc, d.cfg.Layout, d.cfg.Timing, r.StartInside)
+		if cfg.Timing.StartTimeout <= 0 {
+			cfg.Timing.StartTimeout = d.startTimeout()
+		}
 		cfg.OnLimit = d.command(id, sp.proc.Restart.Limit.Exec, sp.proc.Environ(d.cfg.Layout))
 		if p, err := proc.Adopt(d.cfg.Layout, id.Job, id.Process); err == nil {
 			cfg.Adopt = p
@@ -180,6 +196,18 @@ func (d *Daemon) supervisorConfig(next *loaded, id supervise.ID) supervise.Confi
 	}
 	cfg.Unmonitored = d.ext.Configure(id, &cfg)
 	return cfg
+}
+
+// startTimeout bounds a start of a bpm process that names none: the
+// pre_start hook's own limit plus a minute for the rest (the init, the
+// sandbox, the exec), so that a start that hangs anywhere fails and is
+// retried instead of staying "starting" for good.
+func (d *Daemon) startTimeout() time.Duration {
+	hook := d.cfg.HookTimeout
+	if hook <= 0 {
+		hook = proc.DefaultHookTimeout
+	}
+	return hook + time.Minute
 }
 
 // finishStops stops the adopted processes of ids, which an operator had

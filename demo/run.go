@@ -11,6 +11,7 @@ import (
 
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/daemon"
+	"github.com/vigil-bosh/vigil/history"
 	"github.com/vigil-bosh/vigil/metrics"
 	"github.com/vigil-bosh/vigil/web"
 )
@@ -49,15 +50,17 @@ func Run(ctx context.Context, o Options) error {
 	// The status page and /metrics, on a free loopback port, with generated
 	// credentials; they outlive the daemon's shutdown (deferred first, so
 	// they end last).
-	page, err := web.Open(web.Config{Backend: d, Metrics: m.Handler(d), Layout: l, Log: log}, "127.0.0.1:0", false, "")
+	hist := history.New(history.Config{})
+	page, err := web.Open(web.Config{Backend: d, Metrics: m.Handler(d), History: hist, Layout: l, Log: log}, "127.0.0.1:0", false, "")
 	if err != nil {
 		return err
 	}
 	pageCtx, stopPage := context.WithCancel(context.Background())
-	pageDone, followed := make(chan error, 1), make(chan error, 1)
+	pageDone, followed, sampled := make(chan error, 1), make(chan error, 1), make(chan struct{})
 	go func() { pageDone <- page.Serve(pageCtx) }()
 	go func() { followed <- m.Follow(pageCtx, d) }()
-	defer func() { stopPage(); <-pageDone; <-followed }()
+	go func() { hist.Run(pageCtx, d); close(sampled) }()
+	defer func() { stopPage(); <-pageDone; <-followed; <-sampled }()
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(runCtx) }()

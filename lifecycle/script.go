@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/internal/regfile"
 )
 
 // scriptPath is the agent's PATH for hook and drain scripts.
@@ -104,8 +105,10 @@ func environ() []string {
 	}), scriptPath)
 }
 
+// openAppend opens a script's log: the job's user owns the directory, so
+// a symlink or a FIFO may be waiting there; both are refused at once.
 func openAppend(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|unix.O_NOFOLLOW, 0o640)
+	f, err := regfile.Append(path, 0o640)
 	if err != nil {
 		return nil, fmt.Errorf("open log: %w", err)
 	}

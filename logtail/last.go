@@ -15,7 +15,7 @@ import (
 	"io/fs"
 	"os"
 
-	"golang.org/x/sys/unix"
+	"github.com/vigil-bosh/vigil/internal/regfile"
 )
 
 // Last returns up to the last n lines of the file at path, oldest first and
@@ -99,24 +99,11 @@ func lastLines(buf []byte, cut bool, n int) []string {
 }
 
 // openLog opens path for reading, refusing a symlink in its place and
-// anything but a regular file (O_NONBLOCK keeps a FIFO from blocking the
-// open; it does not change how a regular file reads).
+// anything but a regular file, without blocking on a FIFO.
 func openLog(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if errors.Is(err, unix.ELOOP) {
+	f, err := regfile.Open(path, os.O_RDONLY, 0)
+	if errors.Is(err, regfile.ErrSymlink) {
 		return nil, fmt.Errorf("refusing symlink at %s: %w", path, err)
 	}
-	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("stat %s: %w", path, err)
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	return f, nil
+	return f, err
 }

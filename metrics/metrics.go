@@ -40,8 +40,8 @@ type Metrics struct {
 	configErrors   prometheus.Counter
 	eventsLost     prometheus.Counter
 
-	mu  sync.Mutex
-	oom map[[2]string]int // OOM kills seen per job and process
+	mu    sync.Mutex
+	exits map[[2]string]*exitTrack // by job and process
 }
 
 // New returns metrics with the daemon-level collectors registered (and Go's
@@ -69,7 +69,7 @@ func New() *Metrics {
 			Name: "vigil_metrics_events_lost_total",
 			Help: "Events the metrics fell behind on (their counts may be short by as many).",
 		}),
-		oom: map[[2]string]int{},
+		exits: map[[2]string]*exitTrack{},
 	}
 	m.reg.MustRegister(m.restartLatency, m.requests, m.configErrors, m.eventsLost,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -86,8 +86,19 @@ func (m *Metrics) ObserveRequest(route string, _ int, d time.Duration) {
 }
 
 // Observe counts what one event says: restart latencies, configuration
-// errors, OOM kills, lost events.
+// errors, exits by reason, lost events.
 func (m *Metrics) Observe(ev control.Event) {
+	if ev.Process != "" {
+		m.mu.Lock()
+		k := [2]string{ev.Job, ev.Process}
+		t := m.exits[k]
+		if t == nil {
+			t = &exitTrack{}
+			m.exits[k] = t
+		}
+		t.observe(ev)
+		m.mu.Unlock()
+	}
 	switch ev.Kind {
 	case control.EventRestarted:
 		if ev.DownSeconds > 0 {
@@ -95,10 +106,6 @@ func (m *Metrics) Observe(ev control.Event) {
 		}
 	case control.EventConfigError:
 		m.configErrors.Inc()
-	case control.EventOOMKilled:
-		m.mu.Lock()
-		m.oom[[2]string{ev.Job, ev.Process}]++
-		m.mu.Unlock()
 	case control.EventLost:
 		m.eventsLost.Add(float64(ev.Lost))
 	}
@@ -119,10 +126,14 @@ func (m *Metrics) Follow(ctx context.Context, src EventSource) error {
 	return nil
 }
 
-func (m *Metrics) oomKills(job, process string) int {
+// exitsOf is the counts of job/process's exits by reason.
+func (m *Metrics) exitsOf(job, process string) [reasonCount]int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.oom[[2]string{job, process}]
+	if t := m.exits[[2]string{job, process}]; t != nil {
+		return t.counts
+	}
+	return [reasonCount]int{}
 }
 
 // Handler serves the metrics in Prometheus' formats: the daemon's, and
@@ -130,7 +141,7 @@ func (m *Metrics) oomKills(job, process string) int {
 // fails the scrape's per-process part with an error in the reply.
 func (m *Metrics) Handler(src StatusSource) http.Handler {
 	procs := prometheus.NewRegistry()
-	procs.MustRegister(&processCollector{src: src, m: m, d: newDescs()})
+	procs.MustRegister(&processCollector{src: src, m: m, d: newDescs(), build: readBuild()})
 	return promhttp.HandlerFor(prometheus.Gatherers{m.reg, procs}, promhttp.HandlerOpts{
 		ErrorHandling: promhttp.HTTPErrorOnError,
 	})

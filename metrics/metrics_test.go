@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"testing"
 	"time"
 
@@ -39,20 +40,30 @@ func TestProcessMetrics(t *testing.T) {
 	since := time.Unix(1_800_000_000, 500_000_000)
 	st := control.Status{
 		Processes: []control.ProcessStatus{
-			{Job: "web", Process: "server", State: "running", Ready: true, Restarts: 3, Since: since,
+			{Job: "web", Process: "server", State: "running", Wanted: "up", Ready: true, Restarts: 3, Since: since, MemoryLimitBytes: 1 << 30,
 				LastExit: &control.Exit{Signal: "SIGKILL", OOM: true},
 				Usage:    &control.Usage{CPUSeconds: 1.5, RSSBytes: 4096, OpenFDs: 9, Processes: 2},
 				Probes: []control.ProbeResult{{Role: "liveness", OK: true, LatencyMS: 2.5},
 					{Role: "readiness", OK: false, LatencyMS: 1000}},
 				Output: control.Output{DroppedStderr: 77}},
-			{Job: "web", Process: "worker", State: "backoff", LastExit: &control.Exit{Code: 3}},
-			{Job: "db", Process: "pg", State: "failed", LastExit: &control.Exit{Error: "no such file"}},
+			{Job: "web", Process: "worker", State: "backoff", Wanted: "up", LastExit: &control.Exit{Code: 3}},
+			{Job: "db", Process: "pg", State: "failed", Wanted: "up", Unmonitored: true, LastExit: &control.Exit{Error: "no such file"}},
+			{Job: "db", Process: "admin", State: "stopped", Wanted: "down"},
 		},
 		Problems: []control.Problem{{Severity: "error", Job: "bad"}, {Severity: "warning"}, {Severity: "warning"}},
+		Daemon:   control.DaemonInfo{Version: "1.2.3", Backend: "native"},
 	}
 	m := New()
 	if err := m.Follow(t.Context(), replay{
 		{Kind: control.EventOOMKilled, Job: "web", Process: "server"},
+		{Kind: control.EventExited, Job: "web", Process: "server", Exit: &control.Exit{Signal: "SIGKILL"}},
+		{Kind: control.EventExited, Job: "web", Process: "server", Exit: &control.Exit{Code: 0}},
+		{Kind: control.EventExited, Job: "web", Process: "server", Exit: &control.Exit{Code: 2}},
+		{Kind: control.EventExited, Job: "web", Process: "server", Exit: &control.Exit{Error: "exec: no such file"}},
+		{Kind: control.EventStopping, Job: "web", Process: "server"},
+		{Kind: control.EventExited, Job: "web", Process: "server", Exit: &control.Exit{Signal: "SIGTERM"}},
+		{Kind: control.EventStopped, Job: "web", Process: "server"},
+		{Kind: control.EventExited, Job: "web", Process: "server", Exit: &control.Exit{Signal: "SIGTERM"}},
 		{Kind: control.EventRestarted, Job: "web", Process: "server", DownSeconds: 0.004},
 		{Kind: control.EventRestarted, Job: "web", Process: "server", DownSeconds: 0.2},
 		{Kind: control.EventConfigError, Job: "bad"},
@@ -61,7 +72,8 @@ func TestProcessMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	fams := metricstest.Scrape(t, m.Handler(fixedStatus{st: st}))
-	server := []string{"job", "web", "process", "server"}
+	server := []string{"bosh_job", "web", "bosh_process", "server"}
+	worker := []string{"bosh_job", "web", "bosh_process", "worker"}
 	for _, c := range []struct {
 		name   string
 		labels []string
@@ -73,21 +85,32 @@ func TestProcessMetrics(t *testing.T) {
 		{"vigil_process_ready", server, 1},
 		{"vigil_process_restarts_total", server, 3},
 		{"vigil_process_last_exit_code", server, 137},
-		{"vigil_process_oom_kills_total", server, 1},
+		{"vigil_process_wanted_up", server, 1},
+		{"vigil_process_exits_total", append(server, "reason", "oom"), 1},
+		{"vigil_process_exits_total", append(server, "reason", "signal"), 2}, // the SIGKILL, and the SIGTERM after the stop
+		{"vigil_process_exits_total", append(server, "reason", "success"), 1},
+		{"vigil_process_exits_total", append(server, "reason", "failure"), 1},
+		{"vigil_process_exits_total", append(server, "reason", "spawn_error"), 1},
+		{"vigil_process_exits_total", append(server, "reason", "stop"), 1},
+		{"vigil_process_memory_limit_bytes", server, 1 << 30},
 		{"vigil_process_start_time_seconds", server, 1_800_000_000.5},
 		{"vigil_process_cpu_seconds_total", server, 1.5},
 		{"vigil_process_resident_memory_bytes", server, 4096},
 		{"vigil_process_open_fds", server, 9},
-		{"vigil_process_processes", server, 2},
-		{"vigil_probe_success", append(server, "role", "liveness"), 1},
-		{"vigil_probe_success", append(server, "role", "readiness"), 0},
-		{"vigil_probe_latency_seconds", append(server, "role", "liveness"), 0.0025},
+		{"vigil_process_tree_processes", server, 2},
+		{"vigil_process_probe_success", append(server, "role", "liveness"), 1},
+		{"vigil_process_probe_success", append(server, "role", "readiness"), 0},
+		{"vigil_process_probe_latency_seconds", append(server, "role", "liveness"), 0.0025},
 		{"vigil_process_output_dropped_bytes_total", append(server, "stream", "stderr"), 77},
 		{"vigil_process_output_dropped_bytes_total", append(server, "stream", "stdout"), 0},
-		{"vigil_process_up", []string{"process", "worker"}, 0},
-		{"vigil_process_state", []string{"process", "worker", "state", "backoff"}, 1},
-		{"vigil_process_last_exit_code", []string{"process", "worker"}, 3},
-		{"vigil_process_oom_kills_total", []string{"process", "worker"}, 0},
+		{"vigil_process_up", worker, 0},
+		{"vigil_process_wanted_up", worker, 1},
+		{"vigil_process_state", append(worker, "state", "backoff"), 1},
+		{"vigil_process_last_exit_code", worker, 3},
+		{"vigil_process_exits_total", append(worker, "reason", "oom"), 0}, // every reason is there from the start
+		{"vigil_process_wanted_up", []string{"bosh_process", "pg"}, 0},    // unmonitored
+		{"vigil_process_wanted_up", []string{"bosh_process", "admin"}, 0}, // stopped on purpose
+		{"vigil_build_info", []string{"version", "1.2.3", "backend", "native", "goversion", runtime.Version()}, 1},
 		{"vigil_config_problems", []string{"severity", "warning"}, 2},
 		{"vigil_config_problems", []string{"severity", "error"}, 1},
 		{"vigil_config_load_errors_total", nil, 1},
@@ -102,9 +125,10 @@ func TestProcessMetrics(t *testing.T) {
 		name   string
 		labels []string
 	}{
-		{"vigil_process_last_exit_code", []string{"process", "pg"}}, // it never ran
-		{"vigil_process_resident_memory_bytes", []string{"process", "worker"}},
-		{"vigil_process_start_time_seconds", []string{"process", "worker"}},
+		{"vigil_process_last_exit_code", []string{"bosh_process", "pg"}}, // it never ran
+		{"vigil_process_resident_memory_bytes", worker},
+		{"vigil_process_start_time_seconds", worker},
+		{"vigil_process_memory_limit_bytes", worker}, // it has none
 	} {
 		if v, ok := metricstest.Value(fams, absent.name, absent.labels...); ok {
 			t.Errorf("%s%v = %v, want no sample", absent.name, absent.labels, v)

@@ -15,46 +15,61 @@ func states() [6]string {
 	return [...]string{"starting", "running", "backoff", "stopping", "stopped", "failed"}
 }
 
-// descs are the per-process metrics, labelled job and process.
+// Labels of every per-process series. They are not job and process:
+// Prometheus puts its scrape job's name in job on every series it scrapes
+// (and renames a target's own job to exported_job).
+const (
+	labelJob     = "bosh_job"
+	labelProcess = "bosh_process"
+)
+
+// descs are the per-process metrics, labelled bosh_job and bosh_process,
+// and the daemon's build.
 type descs struct {
-	up, state, ready, restarts, exit, oom, start, cpu, rss, fds, tasks, probeOK, probeLat, dropped, problems *prometheus.Desc
+	up, state, ready, wanted, restarts, exit, exits, start, cpu, rss, memLimit, fds, tasks, probeOK, probeLat,
+	dropped, problems, build *prometheus.Desc
 }
 
 func newDescs() descs {
 	desc := func(name, help string, labels ...string) *prometheus.Desc {
-		return prometheus.NewDesc(name, help, append([]string{"job", "process"}, labels...), nil)
+		return prometheus.NewDesc(name, help, append([]string{labelJob, labelProcess}, labels...), nil)
 	}
 	return descs{
 		up:       desc("vigil_process_up", "1 when the process runs, else 0."),
 		state:    desc("vigil_process_state", "1 for the process's current state, 0 for the others.", "state"),
 		ready:    desc("vigil_process_ready", "1 when the process runs and is ready."),
+		wanted:   desc("vigil_process_wanted_up", "1 when vigil keeps the process up (it is wanted up and monitored), 0 when it was stopped or unmonitored on purpose."),
 		restarts: desc("vigil_process_restarts_total", "Automatic restarts by the current supervisor."),
 		exit:     desc("vigil_process_last_exit_code", "Exit code of the last exit; 128+N after signal N. Absent before the first exit or when the process never ran."),
-		oom:      desc("vigil_process_oom_kills_total", "Exits by the kernel's OOM killer seen by these metrics."),
+		exits:    desc("vigil_process_exits_total", "Exits seen by these metrics, by reason: success (code 0), failure (another code), signal, oom (the kernel's OOM killer), stop (ended by a stop that was asked for), spawn_error (it could not be started).", "reason"),
 		start:    desc("vigil_process_start_time_seconds", "Unix time the running process came up."),
 		cpu:      desc("vigil_process_cpu_seconds_total", "User and system CPU of the running process and its descendants."),
 		rss:      desc("vigil_process_resident_memory_bytes", "Resident memory of the running process and its descendants."),
+		memLimit: desc("vigil_process_memory_limit_bytes", "The process's limits.memory; absent without one."),
 		fds:      desc("vigil_process_open_fds", "Descriptors open in the running executable."),
-		tasks:    desc("vigil_process_processes", "The running executable and its descendants."),
-		probeOK:  desc("vigil_probe_success", "1 when the latest result of the probe passed, else 0.", "role"),
-		probeLat: desc("vigil_probe_latency_seconds", "How long the latest check of the probe took.", "role"),
+		tasks:    desc("vigil_process_tree_processes", "Processes in the running executable's tree: it and its descendants."),
+		probeOK:  desc("vigil_process_probe_success", "1 when the latest result of the probe passed, else 0.", "role"),
+		probeLat: desc("vigil_process_probe_latency_seconds", "How long the latest check of the probe took.", "role"),
 		dropped:  desc("vigil_process_output_dropped_bytes_total", "Output the log could not take, by stream.", "stream"),
 		problems: prometheus.NewDesc("vigil_config_problems", "Configuration problems in force, by severity.", []string{"severity"}, nil),
+		build: prometheus.NewDesc("vigil_build_info", "Always 1: the daemon's version, the revision it was built from and the Go that built it, and its back end.",
+			[]string{"version", "revision", "goversion", "backend"}, nil),
 	}
 }
 
 // processCollector reads the status at each scrape, so the series follow
 // the processes supervised.
 type processCollector struct {
-	src StatusSource
-	m   *Metrics
-	d   descs
+	src   StatusSource
+	m     *Metrics
+	d     descs
+	build build
 }
 
 func (c *processCollector) Describe(ch chan<- *prometheus.Desc) {
 	d := c.d
-	for _, x := range []*prometheus.Desc{d.up, d.state, d.ready, d.restarts, d.exit, d.oom, d.start,
-		d.cpu, d.rss, d.fds, d.tasks, d.probeOK, d.probeLat, d.dropped, d.problems} {
+	for _, x := range []*prometheus.Desc{d.up, d.state, d.ready, d.wanted, d.restarts, d.exit, d.exits, d.start,
+		d.cpu, d.rss, d.memLimit, d.fds, d.tasks, d.probeOK, d.probeLat, d.dropped, d.problems, d.build} {
 		ch <- x
 	}
 }
@@ -71,6 +86,8 @@ func (c *processCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(c.d.up, err)
 		return
 	}
+	ch <- prometheus.MustNewConstMetric(c.d.build, prometheus.GaugeValue, 1,
+		st.Daemon.Version, c.build.revision, c.build.goVersion, st.Daemon.Backend)
 	for _, p := range st.Processes {
 		c.collectProcess(ch, p)
 	}
@@ -97,6 +114,7 @@ func (c *processCollector) collectProcess(ch chan<- prometheus.Metric, p control
 		gauge(d.state, bool01(p.State == s), s)
 	}
 	gauge(d.ready, bool01(p.Ready))
+	gauge(d.wanted, bool01(p.Wanted == "up" && !p.Unmonitored))
 	counter(d.restarts, float64(p.Restarts))
 	if e := p.LastExit; e != nil && e.Error == "" {
 		code := e.Code
@@ -105,7 +123,10 @@ func (c *processCollector) collectProcess(ch chan<- prometheus.Metric, p control
 		}
 		gauge(d.exit, float64(code))
 	}
-	counter(d.oom, float64(c.m.oomKills(p.Job, p.Process)))
+	exits := c.m.exitsOf(p.Job, p.Process)
+	for r := range reasonCount {
+		counter(d.exits, float64(exits[r]), reason(r).String())
+	}
 	if running && !p.Since.IsZero() {
 		gauge(d.start, float64(p.Since.UnixMilli())/1000)
 	}
@@ -114,6 +135,9 @@ func (c *processCollector) collectProcess(ch chan<- prometheus.Metric, p control
 		gauge(d.rss, float64(u.RSSBytes))
 		gauge(d.fds, float64(u.OpenFDs))
 		gauge(d.tasks, float64(u.Processes))
+	}
+	if p.MemoryLimitBytes > 0 {
+		gauge(d.memLimit, float64(p.MemoryLimitBytes))
 	}
 	for _, r := range p.Probes {
 		gauge(d.probeOK, bool01(r.OK), r.Role)

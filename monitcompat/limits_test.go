@@ -62,3 +62,24 @@ func TestHTTPLimits(t *testing.T) {
 		t.Fatalf("answered %q", b)
 	}
 }
+
+// TestRefusedConnectionsAreClosed: a request without credentials, or
+// with wrong ones, gets its 401 and its connection closed at once, so that
+// a flood of refused clients cannot hold the server's descriptors for the
+// keep-alive time.
+func TestRefusedConnectionsAreClosed(t *testing.T) {
+	e, _, _ := fixture(t, chain)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go e.Run(ctx)
+	addr := strings.TrimPrefix(serve(t, e), "http://")
+	for _, auth := range []string{"", "Authorization: Basic dmNhcDp3cm9uZw==\r\n"} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code := testproc.ClosedAfterReply(t, c, "GET /_status HTTP/1.1\r\nHost: x\r\n"+auth+"\r\n"); code != http.StatusUnauthorized {
+			t.Errorf("status %d", code)
+		}
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"os/user"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vigil-bosh/vigil/monitrc"
+	"github.com/vigil-bosh/vigil/pidfile"
 	"github.com/vigil-bosh/vigil/procstat"
 	"github.com/vigil-bosh/vigil/supervise"
 )
@@ -320,11 +320,7 @@ func Alive(path string) bool {
 // process's start time is read before and after opening the pidfd: if it
 // differs the pid was reused and is not trusted.
 func livePid(path string) (pid, fd int, ok bool) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0, -1, false
-	}
-	pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
+	pid, err := pidfile.Read(path) // the job's directory: never through a planted link or FIFO
 	if err != nil || pid <= 1 {
 		return 0, -1, false
 	}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vigil-bosh/vigil/internal/connlimit"
 	"github.com/vigil-bosh/vigil/monitrc"
 )
 
@@ -94,10 +95,15 @@ func Addr(h *monitrc.HTTPD) string {
 
 // Serve serves on ln until ctx is done, then gives requests in flight up to
 // 5 s, closes ln and returns. It returns early, with the error, if serving
-// fails; either way no goroutine of it is left running.
+// fails; either way no goroutine of it is left running. Anything on the
+// machine can connect, so what a client can hold is bounded: at most
+// connlimit.PerListener connections at once (the rest wait in the
+// backlog), 5 s for the headers, 15 s idle between requests, 16 KiB of
+// headers, and a refused request (403, 401) closes its connection.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
-		WriteTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 16 << 10}
+		WriteTimeout: 30 * time.Second, IdleTimeout: 15 * time.Second, MaxHeaderBytes: 16 << 10}
+	ln = connlimit.Listener(ln, connlimit.PerListener)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -143,11 +149,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Server", "monit "+Version)
 	v := s.cur.Load()
 	if !v.anyAddress && !loopback(r.RemoteAddr) {
+		w.Header().Set("Connection", "close")
 		http.Error(w, "You are not authorized to access monit. Either you supplied the wrong credentials (e.g. bad password), or your browser doesn't understand how to supply the credentials required", http.StatusForbidden)
 		return
 	}
 	if !authorized(v.creds, r) {
 		w.Header().Set("WWW-Authenticate", `Basic realm="monit"`)
+		w.Header().Set("Connection", "close") // a refused client holds nothing
+
 		http.Error(w, "You are not authorized to access monit. Either you supplied the wrong credentials (e.g. bad password), or your browser doesn't understand how to supply the credentials required", http.StatusUnauthorized)
 		return
 	}

@@ -125,6 +125,9 @@ func MapStatus(s supervise.Status, now time.Time, stats func(int, *UnitStatus)) 
 			st.Events, st.Message = EventExec|EventNonexist, "failed to start"
 		case s.State == supervise.Backoff:
 			st.Events, st.Message = EventNonexist, "process is not running"
+			if s.LastExit != nil && s.LastExit.OOM { // the agent's logs say why
+				st.Message += ": " + s.LastExit.String()
+			}
 		case s.State == supervise.Failed:
 			st.Events, st.Message = EventExec, "failed to start"
 			if s.LastExit != nil {

@@ -76,6 +76,15 @@ func (x *Extension) actionDone(svc, action string, err error) {
 			x.host.Log.Error("monit state", "error", werr)
 		}
 	}
+	if l := x.cur.Load(); l != nil && x.host.Asked != nil {
+		if id, ok := l.ids[strings.ToLower(svc)]; ok {
+			what := action
+			if err != nil {
+				what += ": failed: " + err.Error()
+			}
+			x.host.Asked(id, what)
+		}
+	}
 	if err != nil {
 		x.host.Log.Error("monit action", "service", svc, "action", action, "error", err)
 		return

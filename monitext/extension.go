@@ -42,6 +42,10 @@ type Host struct {
 	Changed func()
 	// Started is when the daemon started serving (monit's uptime).
 	Started func() time.Time
+	// Asked, when set, is told of each action asked through monit's HTTP
+	// API (the BOSH agent, monit's command line) once it has run, with
+	// the service's process and what was done ("stop", "stop: failed: ...").
+	Asked func(id supervise.ID, what string)
 }
 
 // Extension is the monit personality of one daemon. Its reload methods

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/vigil-bosh/vigil/atomicfile"
+	"github.com/vigil-bosh/vigil/internal/regfile"
 )
 
 // Write stores pid followed by a newline in path (mode 0644) by writing a
@@ -22,10 +23,15 @@ func Write(path string, pid int) error {
 	return nil
 }
 
+// maxSize bounds what Read takes in: a pid and a newline, with room to spare.
+const maxSize = 4 << 10
+
 // Read returns the pid stored in path. A missing file gives an error that
-// matches os.ErrNotExist.
+// matches os.ErrNotExist. Pid files may live where a job writes (monit's
+// checks name them), so the file must be a regular one, found without
+// following a symlink and read without blocking on a FIFO.
 func Read(path string) (int, error) {
-	b, err := os.ReadFile(path)
+	b, err := regfile.ReadFile(path, maxSize)
 	if err != nil {
 		return 0, fmt.Errorf("read pid file: %w", err)
 	}

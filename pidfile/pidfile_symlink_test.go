@@ -28,3 +28,23 @@ func TestWriteReplacesPlantedSymlink(t *testing.T) {
 		}
 	}
 }
+
+// TestReadRefusesPlantedFIFO: monit's checks name pid files in the job's
+// own directories, so a job can put a FIFO there; Read refuses it at once
+// instead of waiting for a writer, and refuses a symlink too.
+func TestReadRefusesPlantedFIFO(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "proc.pid")
+	testproc.PlantFIFO(t, fifo)
+	testproc.Within(t, "reading a FIFO pid file", func() {
+		if pid, err := pidfile.Read(fifo); err == nil {
+			t.Errorf("a FIFO read as pid %d", pid)
+		}
+	})
+	link := filepath.Join(dir, "link.pid")
+	os.WriteFile(filepath.Join(dir, "real"), []byte("42\n"), 0o644)
+	os.Symlink(filepath.Join(dir, "real"), link)
+	if pid, err := pidfile.Read(link); err == nil {
+		t.Errorf("a symlink read as pid %d", pid)
+	}
+}

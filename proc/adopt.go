@@ -9,7 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/internal/regfile"
 	"github.com/vigil-bosh/vigil/procinit"
+	"github.com/vigil-bosh/vigil/sandbox/cgroup"
 	"github.com/vigil-bosh/vigil/supervise"
 )
 
@@ -30,14 +32,22 @@ func Adopt(l boshpath.Layout, jobName, procName string) (supervise.Process, erro
 	if kids := procinit.ChildrenOf(it.PID); len(kids) > 0 {
 		exec = kids[0]
 	}
+	if exec > 0 {
+		a.group = cgroup.Of(exec) // ours to remove once the init is gone
+	}
 	a.events <- supervise.ProcessEvent{Running: true, ExecPID: exec} // ready before Adopt returns
 	go a.watch()
 	return a, nil
 }
 
+// maxRecord bounds the size of a record an init leaves (its exit, its
+// identity): a few hundred bytes of JSON.
+const maxRecord = 64 << 10
+
 type adopted struct {
 	it       *Init
 	exitFile string
+	group    *cgroup.Group // the executable's cgroup, nil without one
 	events   chan supervise.ProcessEvent
 	mu       sync.Mutex // guards the pidfd against its close
 	closed   bool
@@ -66,6 +76,7 @@ func (a *adopted) watch() {
 	a.it.Close()
 	a.closed = true
 	a.mu.Unlock()
+	_ = a.group.Remove() // as the daemon that started it would have
 	a.events <- supervise.ProcessEvent{Exit: a.recorded()}
 	close(a.events)
 }
@@ -73,7 +84,7 @@ func (a *adopted) watch() {
 // recorded reads and removes the exit the init left, if it is this init's.
 func (a *adopted) recorded() supervise.Exit {
 	e := supervise.Exit{At: time.Now()}
-	b, err := os.ReadFile(a.exitFile)
+	b, err := regfile.ReadFile(a.exitFile, maxRecord)
 	if err != nil {
 		return e
 	}

@@ -32,9 +32,12 @@ type Init struct {
 }
 
 // FindInit opens the init that ROOT/sys/run/bpm/JOB/PROC.pid names, after
-// checking that the process is alive and is a vigil init for JOB/PROC (its
-// command line is "BINARY init JOB/PROC"). Otherwise it returns an error
-// matching ErrNoInit.
+// checking that the process is alive and is the vigil init its starter
+// recorded for JOB/PROC (see initRecord: owned by root, started at the
+// recorded time, executing the recorded binary) with the command line of
+// one ("BINARY init JOB/PROC"). Otherwise it returns an error matching
+// ErrNoInit: a process another user placed at the pid is never taken for
+// the init, nor signalled.
 func FindInit(l boshpath.Layout, jobName, procName string) (*Init, error) {
 	path := l.PidFile(jobName, procName)
 	pid, err := pidfile.Read(path)
@@ -46,11 +49,18 @@ func FindInit(l boshpath.Layout, jobName, procName string) (*Init, error) {
 		return nil, fmt.Errorf("%w: pid %d: %w", ErrNoInit, pid, err)
 	}
 	it := &Init{PID: pid, fd: fd, pidPath: path}
-	// The pidfd pins the identity: checked from here on, the command line
-	// cannot belong to a newcomer with the same pid.
-	if it.exited() || !isInitFor(pid, jobName+"/"+procName, l.StdoutLog(jobName, procName)) {
+	// The pidfd pins the identity: what is read of /proc/PID while the
+	// pidfd's process is still alive afterwards is that process's.
+	verr := verifyInit(pid, l.InitRecord(jobName, procName))
+	if verr == nil && !isInitFor(pid, jobName+"/"+procName, l.StdoutLog(jobName, procName)) {
+		verr = errors.New("its command line is not an init's for the process")
+	}
+	if verr == nil && it.exited() {
+		verr = errors.New("it has exited")
+	}
+	if verr != nil {
 		it.Close()
-		return nil, fmt.Errorf("%w: pid %d in %s is not a live vigil init for %s/%s", ErrNoInit, pid, path, jobName, procName)
+		return nil, fmt.Errorf("%w: pid %d in %s is not a live vigil init for %s/%s: %w", ErrNoInit, pid, path, jobName, procName, verr)
 	}
 	return it, nil
 }

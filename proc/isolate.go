@@ -12,6 +12,7 @@ import (
 	"github.com/vigil-bosh/vigil/procinit"
 	"github.com/vigil-bosh/vigil/sandbox"
 	"github.com/vigil-bosh/vigil/sandbox/cgroup"
+	"github.com/vigil-bosh/vigil/sandbox/setup"
 )
 
 // notRoot is the one warning of an unprivileged vigil.
@@ -35,13 +36,26 @@ const noIsolation = "isolation is switched off (" + IsolationEnv + "=off): no na
 // instance's init may still be ending, and the cleanup of the old group
 // (kill everything in it, remove it) must never reach the new one.
 func cgroupName(root, job, proc string, instance uint64) string {
-	tag := "bosh"
-	if root != boshpath.DefaultRoot {
-		h := fnv.New32a()
-		h.Write([]byte(root))
-		tag = fmt.Sprintf("root-%08x", h.Sum32())
+	return fmt.Sprintf("%s/%s/%s/%x", cgroupTag(root), job, proc, instance)
+}
+
+// cgroupTag is the level below vigil/ that holds the groups of the BOSH
+// root: "bosh" for the default one, "root-HASH" for any other.
+func cgroupTag(root string) string {
+	if root == boshpath.DefaultRoot {
+		return "bosh"
 	}
-	return fmt.Sprintf("%s/%s/%s/%x", tag, job, proc, instance)
+	h := fnv.New32a()
+	h.Write([]byte(root))
+	return fmt.Sprintf("root-%08x", h.Sum32())
+}
+
+// SweepCgroups removes the empty cgroups of the BOSH root l that a crash
+// (of an init, of the daemon) left behind, and returns how many went.
+// Groups of other roots, and groups with a process in them, are left
+// alone. A daemon calls it as it starts, before it starts anything.
+func SweepCgroups(l boshpath.Layout) (int, error) {
+	return cgroup.Sweep(cgroupTag(l.Root()))
 }
 
 // instanceID is unique among the starts of one host: the start's wall
@@ -64,8 +78,11 @@ type isolation struct {
 
 // isolate fills the launch's sandbox and warnings: it builds the sandbox
 // spec, prepares the host (ownership, volumes, shared mounts) and creates
-// the process's cgroup with its limits. What cannot be enforced becomes a
-// warning; what is misconfigured (a bad volume) fails the start.
+// the process's cgroup with its limits. What this machine cannot enforce
+// (a missing cgroup controller) becomes a warning; what is misconfigured
+// (a bad volume, a user that does not exist) and what fails (a lookup, a
+// cgroup that cannot be made or limited) fails the start, which is then
+// retried: a process never runs with less isolation than it was given.
 func (r *Runner) isolate(launch *procinit.Launch) (isolation, error) {
 	p, l := r.p, r.opts.Layout
 	switch {
@@ -80,11 +97,11 @@ func (r *Runner) isolate(launch *procinit.Launch) (isolation, error) {
 		launch.Warnings = append(launch.Warnings, noSysAdmin)
 		return isolation{}, nil
 	}
-	spec, warns, err := sandbox.Build(l, p, sandbox.Options{User: r.opts.User})
+	spec, warns, err := setup.Build(l, p, setup.Options{User: r.opts.User})
 	if err != nil {
 		return isolation{}, fmt.Errorf("failed to start job-process: %w", err)
 	}
-	if err := sandbox.Prepare(l, p, spec); err != nil {
+	if err := setup.Prepare(l, p, spec); err != nil {
 		return isolation{}, err
 	}
 	var iso isolation
@@ -92,9 +109,12 @@ func (r *Runner) isolate(launch *procinit.Launch) (isolation, error) {
 		CPUWeight: p.Limits.CPUWeight, CPUQuota: p.Limits.CPUQuota, CPUSet: p.Limits.CPUSet}
 	if !r.opts.NoCgroup {
 		g, cw, err := cgroup.Create(cgroupName(l.Root(), p.Job, p.Name, r.instanceID()), lim)
-		warns = append(warns, cw...)
 		if err != nil {
-			warns = append(warns, fmt.Sprintf("no cgroup (%v): cgroup limits are not enforced and OOM kills are not recorded", err))
+			return isolation{}, fmt.Errorf("failed to start job-process: %w", err)
+		}
+		warns = append(warns, cw...)
+		if g == nil {
+			warns = append(warns, "no cgroup controller on this machine: cgroup limits are not enforced and OOM kills are not recorded")
 		} else {
 			iso.group = g
 			spec.Cgroups = g.Dirs()

@@ -176,6 +176,38 @@ func TestSymlinkedLogRefused(t *testing.T) {
 	}
 }
 
+// TestPlantedLogFIFORefused: the job's user owns its log directory, so
+// it can put a FIFO where the process's log goes. The init refuses it at
+// once (a blocking open would hold the start, with no time limit running,
+// until someone read the FIFO) and the start fails saying why. A FIFO
+// planted before a reopen is refused the same way: the output goes on
+// into the file the init already had.
+func TestPlantedLogFIFORefused(t *testing.T) {
+	f := newFixture(t)
+	out := f.layout.StdoutLog("job", "planted")
+	testproc.PlantFIFO(t, out)
+	_, pr := f.start(f.process("planted", "serve"))
+	ev := next(t, pr)
+	if ev.Running || !strings.Contains(ev.Exit.Err, "open log: open "+out+": not a regular file") {
+		t.Fatalf("start with a FIFO for its log: %+v", ev)
+	}
+
+	os.Remove(out)
+	r, pr := f.start(f.process("planted", "serve"))
+	exe := f.rep.Expect(t, "ready")
+	next(t, pr)
+	os.Rename(out, out+".1")
+	testproc.PlantFIFO(t, out)
+	testproc.Within(t, "the reopen", func() {
+		if err := r.Reopen(t.Context()); err != nil {
+			t.Error(err)
+		}
+	})
+	unix.Kill(exe.PID, unix.SIGUSR2)
+	f.rep.Expect(t, "printed")
+	testproc.WaitUntil(t, filepath.Dir(out), testproc.FileContains(out+".1", "stdout after USR2\n"))
+}
+
 func TestExitCodePassesThrough(t *testing.T) {
 	f := newFixture(t)
 	_, pr := f.start(f.process("crash", "exit", testproc.EnvCode+"=3"))

@@ -58,7 +58,7 @@ func (p *Process) Kill() error {
 	if pid := int(p.execPID.Load()); pid > 0 {
 		_ = unix.Kill(-pid, unix.SIGKILL)
 	}
-	p.group.Kill()
+	p.group.Signal()
 	if err := p.send(procinit.Command{Cmd: procinit.CmdKill}); err != nil {
 		return p.ForceKill()
 	}
@@ -70,7 +70,7 @@ func (p *Process) ForceKill() error {
 	if pid := int(p.execPID.Load()); pid > 0 {
 		_ = unix.Kill(-pid, unix.SIGKILL)
 	}
-	p.group.Kill()
+	p.group.Signal()
 	err := p.cmd.Process.Kill()
 	if errors.Is(err, os.ErrProcessDone) {
 		return nil
@@ -126,10 +126,17 @@ func (p *Process) watch() {
 		}
 	}
 	_ = p.cmd.Wait()
-	p.group.Kill() // nothing of the process outlives its init
+	var lost supervise.Exit // the exit of an init that died without a report
+	if last.Event == "" {
+		lost = p.oom(exitFrom(last, p.cmd.ProcessState)) // read before its group goes
+	}
+	// Nothing of the process outlives its init, and its group goes before
+	// the process counts as reaped: a stop (the daemon's shutdown among
+	// them) settles only once the group is gone, when the init could not
+	// remove it itself (it was killed outright, or its removal failed).
+	_ = p.group.Remove()
 	close(p.exited)
 	p.ctrl.Close()
-	defer func() { _ = p.group.Remove() }()
 	if last.Event != "" {
 		return
 	}
@@ -139,7 +146,7 @@ func (p *Process) watch() {
 	if p.pidPath != "" {
 		_ = pidfile.RemoveIf(p.pidPath, p.PID())
 	}
-	p.events <- supervise.ProcessEvent{Exit: p.oom(exitFrom(last, p.cmd.ProcessState))}
+	p.events <- supervise.ProcessEvent{Exit: lost}
 }
 
 // oom marks an exit by SIGKILL as the OOM killer's when the process's

@@ -95,11 +95,12 @@ func (r *Runner) Start(context.Context) (supervise.Process, error) {
 	if len(launch.Warnings) > 0 && r.opts.Log != nil {
 		r.opts.Log.Warn("isolation not enforced", "process", launch.Label, "warnings", launch.Warnings)
 	}
+	record := l.InitRecord(p.Job, p.Name)
 	if s := r.opts.Pool.take(iso.cloneFlags); s != nil {
 		pr := newProcess(s.cmd, s.ctrl, l.PidFile(p.Job, p.Name))
 		pr.group = iso.group
 		pr.drops = &r.drops
-		if pr.send(launch) == nil {
+		if recordInit(record, s.cmd.Process.Pid) == nil && pr.send(launch) == nil {
 			pr.attachNotify(r.p.Health.Notify, ns, r.p.Health.Watchdog)
 			r.current.Store(pr)
 			go pr.watch()
@@ -112,6 +113,14 @@ func (r *Runner) Start(context.Context) (supervise.Process, error) {
 		_ = iso.group.Remove()
 		_ = ns.Close()
 		return nil, fmt.Errorf("start %s: %w", launch.Label, err)
+	}
+	if err := recordInit(record, s.cmd.Process.Pid); err != nil {
+		// Unrecorded, the init could never be found again through its pid
+		// file: a later daemon would start the process a second time.
+		s.discard()
+		_ = iso.group.Remove()
+		_ = ns.Close()
+		return nil, err
 	}
 	pr := newProcess(s.cmd, s.ctrl, l.PidFile(p.Job, p.Name))
 	pr.group = iso.group

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -12,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vigil-bosh/vigil/internal/testproc"
+	"github.com/vigil-bosh/vigil/job"
 )
 
 // TestSandboxPooledInitAndSignals runs an isolated process through a spare
@@ -130,5 +132,90 @@ func TestNoIsolationWarns(t *testing.T) {
 	ev := next(t, pr)
 	if !ev.Running || len(ev.Warnings) != 1 || !strings.Contains(ev.Warnings[0], "isolation is switched off") {
 		t.Fatalf("running event %+v", ev)
+	}
+}
+
+// TestSandboxFailsClosed: a start whose isolation cannot be had in full
+// fails instead of running with less. A cgroup limit the kernel refuses
+// (CPUs this machine does not have) fails it, with the cgroup's file in
+// the reason, and leaves no cgroup behind; a user that does not exist
+// fails it too, and the job's directories are never given to anyone the
+// configuration did not name.
+func TestSandboxFailsClosed(t *testing.T) {
+	s := newSandboxed(t)
+	self, _ := os.Executable()
+	start := func(p job.Process, user string) error {
+		r := NewRunner(p, Options{Layout: s.layout, Init: self, InitEnv: []string{"GORACE=" + testproc.NoRaceExitDelay}, User: user})
+		pr, err := r.Start(context.Background())
+		if err == nil {
+			pr.ForceKill()
+			for range pr.Events() {
+			}
+			return nil
+		}
+		return err
+	}
+	if root := cgroupRootOf(t, "cpuset"); root != "" {
+		p := s.process("cpus", "serve")
+		p.Limits.CPUSet = "4095"
+		if err := start(p, s.user); err == nil || !strings.Contains(err.Error(), "cpuset.cpus") {
+			t.Errorf("a start with a cgroup limit the kernel refuses: %v", err)
+		}
+		if leftover, _ := filepath.Glob(filepath.Join(root, "vigil", "*", "job", "cpus", "*")); len(leftover) > 0 {
+			t.Errorf("the refused cgroup was left: %v", leftover)
+		}
+	}
+
+	os.RemoveAll(s.layout.LogDir("job"))
+	err := start(s.process("nouser", "serve"), "no-such-user-here")
+	if err == nil || !strings.Contains(err.Error(), "user no-such-user-here does not exist") {
+		t.Errorf("a start as a user that does not exist: %v", err)
+	}
+	if fi, err := os.Stat(s.layout.LogDir("job")); err == nil && fi.Sys().(*syscall.Stat_t).Uid != 0 {
+		t.Errorf("the log directory was given to uid %d", fi.Sys().(*syscall.Stat_t).Uid)
+	}
+}
+
+// cgroupRootOf is where the v1 hierarchy of controller is mounted, or the
+// unified hierarchy.
+func cgroupRootOf(t *testing.T, controller string) string {
+	b, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unified := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 {
+			continue
+		}
+		if f[2] == "cgroup" && slices.Contains(strings.Split(f[3], ","), controller) {
+			return f[1]
+		}
+		if f[2] == "cgroup2" {
+			unified = f[1]
+		}
+	}
+	return unified
+}
+
+// TestSandboxRefusesPidfdGetfd: pidfd_getfd would let a process take a
+// copy of any descriptor of a process it may ptrace: with the host's PID
+// namespace, another job's process of the same user, and its secrets with
+// it. The sandboxed process is refused (EPERM, as bpm's profile refuses
+// it), even on its own pidfd; a privileged process, which has no filter,
+// shows the call works here.
+func TestSandboxRefusesPidfdGetfd(t *testing.T) {
+	s := newSandboxed(t)
+	for _, privileged := range []bool{false, true} {
+		p := s.process("getfd", "inspect")
+		p.Unsafe.HostPIDNamespace = true
+		p.Unsafe.Privileged = privileged
+		_, pr := s.start(p)
+		want := map[bool]string{false: "EPERM", true: "ok"}[privileged]
+		if got := s.see(pr)["pidfd_getfd"]; got != want {
+			t.Errorf("privileged %v: pidfd_getfd gives %q, want %q", privileged, got, want)
+		}
+		s.exitOf(pr)
 	}
 }

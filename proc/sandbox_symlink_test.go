@@ -132,3 +132,33 @@ func TestSandboxRootOwnedSymlinkSourceFollowed(t *testing.T) {
 	}
 	s.exitOf(pr)
 }
+
+// TestSandboxPlantedVolumeFIFORefused: the job's user replaces a volume
+// (a directory it owns) with a FIFO. Neither the host's hand-over nor, for
+// a mount_only volume, the helper's mount accepts it: a volume is a
+// directory or a regular file, and the start says so.
+func TestSandboxPlantedVolumeFIFORefused(t *testing.T) {
+	s := newSandboxed(t)
+	l := s.layout
+	vol := filepath.Join(l.DataDir("job"), "foo")
+	testproc.PlantFIFO(t, vol)
+	p := s.process("vol", "inspect")
+	p.AdditionalVolumes = []job.Volume{{Path: vol, Writable: true}}
+	self, _ := os.Executable()
+	r := NewRunner(p, Options{Layout: l, Init: self, InitEnv: []string{"GORACE=" + testproc.NoRaceExitDelay}, User: s.user})
+	if pr, err := r.Start(context.Background()); err == nil {
+		pr.ForceKill()
+		for range pr.Events() {
+		}
+		t.Error("started with a FIFO as its volume")
+	} else if !strings.Contains(err.Error(), "failed to create volume "+vol+": not a directory or a regular file") {
+		t.Errorf("start failed with %q", err)
+	}
+	p.AdditionalVolumes = []job.Volume{{Path: vol, Writable: true, MountOnly: true}}
+	_, pr := s.start(p)
+	if ev := next(t, pr); ev.Running {
+		t.Error("started with a FIFO mounted as its volume")
+	} else if !strings.Contains(ev.Exit.Err, "refusing to mount "+vol+": not a directory or a regular file") {
+		t.Errorf("start failed with %q", ev.Exit.Err)
+	}
+}

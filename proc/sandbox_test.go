@@ -17,11 +17,12 @@ import (
 	"github.com/vigil-bosh/vigil/job"
 	"github.com/vigil-bosh/vigil/pidfile"
 	"github.com/vigil-bosh/vigil/sandbox"
+	"github.com/vigil-bosh/vigil/sandbox/setup"
 	"github.com/vigil-bosh/vigil/supervise"
 )
 
-// sandboxed is a fixture for isolated processes. Its BOSH root lives under
-// /run, not under /tmp (the process's /tmp is its own); the test binary is
+// sandboxed is a fixture for isolated processes. Its BOSH root lives
+// outside /tmp (testproc.SandboxRoot: the process's /tmp is its own); the test binary is
 // copied into the root's packages so the process can exec it, and reports
 // over an abstract socket, which every mount namespace sees.
 type sandboxed struct {
@@ -50,14 +51,7 @@ func newSandboxed(t *testing.T) *sandboxed {
 	if os.Geteuid() != 0 {
 		t.Skip("isolation needs root")
 	}
-	root, err := os.MkdirTemp("/run", "vigil-sandbox-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	if err := os.Chmod(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	root := testproc.SandboxRoot(t, "vigil-sandbox-")
 	l, err := boshpath.New(root)
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +180,7 @@ func TestSandboxEnvironment(t *testing.T) {
 	// RLIMIT_NOFILE to bpm's default, and says so.
 	var own syscall.Rlimit
 	_ = syscall.Getrlimit(syscall.RLIMIT_NOFILE, &own)
-	nofile := uint64(sandbox.DefaultOpenFiles)
+	nofile := uint64(setup.DefaultOpenFiles)
 	if !sandbox.HasCapability(24) {
 		nofile = own.Max
 		if !strings.Contains(strings.Join(ev.Warnings, "\n"), "open files limit") {

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/vigil-bosh/vigil/internal/regfile"
 	"github.com/vigil-bosh/vigil/sandbox"
 	"github.com/vigil-bosh/vigil/sandbox/cgroup"
 )
@@ -25,10 +26,19 @@ func Main() int {
 	if len(os.Args) > 2 && os.Args[2] == EnterArg {
 		return sandbox.Exec(ControlFD, ControlFD+1)
 	}
-	// Children get SIGKILL when the thread that forked them ends (see
-	// spawn). Pinning the main goroutine keeps that thread alive exactly as
-	// long as the init.
+	// This goroutine becomes the forker, whose thread must live as long as
+	// the init (see forker); the init's work runs on another from the
+	// start, so that it never waits on the locked thread.
 	runtime.LockOSThread()
+	forks := make(forker)
+	result := make(chan int, 1)
+	go func() { result <- start(forks) }()
+	return forks.serve(result)
+}
+
+// start reads the launch and runs the init to its end, forking through
+// forks; it returns the init's exit code.
+func start(forks forker) int {
 	// The executable must not inherit the control socket; and it is made
 	// non-blocking so that its reader waits in the runtime's poller rather
 	// than holding a thread of its own.
@@ -56,7 +66,7 @@ func Main() int {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		fmt.Fprintf(os.Stderr, "vigil init %s: become a subreaper: %v\n", l.Label, err)
 	}
-	it := &initProc{launch: l, ctrl: ctrl, sigs: sigs, cmds: readCommands(in)}
+	it := &initProc{launch: l, ctrl: ctrl, sigs: sigs, cmds: readCommands(in), forks: forks}
 	return it.run()
 }
 
@@ -107,6 +117,7 @@ type initProc struct {
 	ctrl   *os.File
 	sigs   chan os.Signal
 	cmds   <-chan Command
+	forks  forker  // where the forks run
 	out    *copier // executable's stdout into fd 1
 	errw   *copier // executable's stderr into fd 2
 	child  int     // the executable's pid, once started
@@ -182,7 +193,13 @@ func (it *initProc) run() int {
 	if err := it.writePidFile(); err != nil {
 		return it.fail(ExitBadLaunch, "%v", err)
 	}
-	it.report(Report{Event: EventRunning, PID: hostPID, Warnings: it.launch.Warnings})
+	warnings := it.launch.Warnings
+	if it.launch.Sandbox != nil {
+		if err := dropCapabilities(); err != nil {
+			warnings = append(warnings, "the init keeps its capabilities: "+err.Error())
+		}
+	}
+	it.report(Report{Event: EventRunning, PID: hostPID, Warnings: warnings})
 	for !it.done {
 		it.step(nil)
 	}
@@ -209,10 +226,12 @@ func (it *initProc) run() int {
 }
 
 // OpenLog opens a process's log file for appending (created 0600),
-// refusing to follow a symlink planted in its place (bpm's safeio rule).
+// refusing to follow a symlink planted in its place (bpm's safeio rule,
+// with bpm's text) and, without blocking, anything but a regular file (a
+// FIFO the job planted would otherwise hold the open until it is read).
 func OpenLog(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
-	if errors.Is(err, unix.ELOOP) {
+	f, err := regfile.Append(path, 0o600)
+	if errors.Is(err, regfile.ErrSymlink) {
 		return nil, fmt.Errorf("refusing to open symlink at %s: %w", path, err)
 	}
 	if err != nil {
@@ -248,7 +267,7 @@ func (it *initProc) spawn(path string, argv []string, dir string) (int, error) {
 		return 0, err
 	}
 	defer devnull.Close()
-	return syscall.ForkExec(path, argv, &syscall.ProcAttr{
+	return it.forks.forkExec(path, argv, &syscall.ProcAttr{
 		Dir:   dir,
 		Env:   it.launch.Env,
 		Files: it.notify.files(devnull.Fd(), it.out.writer.Fd(), it.errw.writer.Fd()),

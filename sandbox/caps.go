@@ -1,6 +1,11 @@
 package sandbox
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
 
 // capNumbers maps capability names (without CAP_) to their numbers in
 // linux/capability.h.
@@ -22,10 +27,10 @@ func capNumbers() map[string]int {
 	return m
 }
 
-// privilegedCaps is the capability set of unsafe.privileged: every
+// PrivilegedCaps is the capability set of unsafe.privileged: every
 // capability up to AUDIT_READ (Docker's privileged list, which bpm uses),
 // that is all but PERFMON, BPF and CHECKPOINT_RESTORE.
-func privilegedCaps() []int {
+func PrivilegedCaps() []int {
 	out := make([]int, 0, 38)
 	for i := 0; i <= 37; i++ {
 		out = append(out, i)
@@ -45,4 +50,29 @@ func CapNumbers(names []string) (nums []int, unknown []string) {
 		}
 	}
 	return nums, unknown
+}
+
+// CapName is the name (without CAP_) of capability c, or its number.
+func CapName(c int) string {
+	for n, num := range capNumbers() {
+		if num == c {
+			return n
+		}
+	}
+	return strconv.Itoa(c)
+}
+
+// HasCapability reports whether the calling process has capability c in
+// its effective set.
+func HasCapability(c int) bool { return effectiveCaps()&(1<<uint(c)) != 0 }
+
+// effectiveCaps is the calling thread's effective capability set (capget);
+// empty when it cannot be read.
+func effectiveCaps() uint64 {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return 0
+	}
+	return uint64(data[0].Effective) | uint64(data[1].Effective)<<32
 }

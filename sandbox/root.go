@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vigil-bosh/vigil/internal/regfile"
 )
 
 // buildRoot assembles the root on s.Root in this (new) mount namespace and
@@ -113,6 +116,9 @@ func bind(source, dest string) error {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return fmt.Errorf("stat %s: %w", source, err)
 	}
+	if err := bindable(source, st.Mode); err != nil {
+		return err
+	}
 	if err := mountPoint(dest, st.Mode&unix.S_IFMT == unix.S_IFDIR); err != nil {
 		return err
 	}
@@ -123,7 +129,25 @@ func bind(source, dest string) error {
 	return unix.Mount(src, dest, "", unix.MS_BIND|unix.MS_REC, "")
 }
 
-// mountPoint creates dest as a directory or an empty file.
+// bindable refuses a bind source of a type no volume has: a FIFO, a
+// socket, or a device outside /dev (only the system's /dev entries are
+// devices on purpose; a job with CAP_MKNOD could plant one in its volume).
+func bindable(source string, mode uint32) error {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR, unix.S_IFREG:
+		return nil
+	case unix.S_IFCHR, unix.S_IFBLK:
+		if strings.HasPrefix(source, "/dev/") {
+			return nil
+		}
+	}
+	return fmt.Errorf("refusing to mount %s: not a directory or a regular file", source)
+}
+
+// mountPoint creates dest as a directory or an empty file. A mount point
+// may lie below a directory the job writes (a volume inside its data
+// directory), so the file is opened without following a link or blocking
+// on a FIFO planted there.
 func mountPoint(dest string, dir bool) error {
 	if dir {
 		return os.MkdirAll(dest, 0o755)
@@ -131,7 +155,7 @@ func mountPoint(dest string, dir bool) error {
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(dest, os.O_CREATE|os.O_RDONLY, 0o644)
+	f, err := regfile.Open(dest, os.O_CREATE|os.O_RDONLY, 0o644)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ type loop struct {
 	execPID  int
 	warnings []string // of the latest instance to run
 	timer    *time.Timer
+	deadline time.Time // when the armed timer fires; zero when disarmed
 	waiters  []waiter
 	// reaped is closed once the process whose exit was reported while it
 	// was still ending is gone; watched while the machine holds that exit.
@@ -156,8 +157,10 @@ func (l *loop) apply(f effect) {
 		}
 	case fxArm:
 		l.timer.Reset(f.d)
+		l.deadline = time.Now().Add(f.d)
 	case fxDisarm:
 		l.timer.Stop()
+		l.deadline = time.Time{}
 	case fxLimitExec:
 		if l.cfg.OnLimit != nil {
 			l.cfg.OnLimit()
@@ -210,6 +213,9 @@ func (l *loop) publish() {
 	st := &Status{
 		ID: l.cfg.ID, State: l.m.state, WantUp: l.m.wantUp, Unmonitored: l.m.unmonitored, PID: l.pid, ExecPID: l.execPID,
 		Restarts: l.m.restarts, Gen: l.m.gen, Since: l.m.since, LastExit: l.m.lastExit, Warnings: l.warnings,
+	}
+	if l.m.state == Backoff {
+		st.RetryAt = l.deadline // the backoff timer is the one armed
 	}
 	st.Health, st.Ready = healthOf(l.m, l.cfg.Timing.Health)
 	for _, r := range l.lastProbe {

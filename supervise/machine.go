@@ -2,6 +2,7 @@ package supervise
 
 import (
 	"fmt"
+	"slices"
 	"syscall"
 	"time"
 
@@ -15,8 +16,13 @@ type Timing struct {
 	StopTimeout time.Duration  // stop signal to SIGQUIT; zero means 15s
 	QuitTimeout time.Duration  // SIGQUIT to the kill of the whole tree; zero means 2s
 	KillTimeout time.Duration  // kill to the forced kill of the init; zero means 5s
-	Restart     restart.Policy
-	Health      HealthTiming // which probes run, and their thresholds
+	// StartTimeout bounds a spawn's wait for the running report: a start
+	// that has not reported running by then has failed; its tree is
+	// killed and the exit is restarted as a crash is. Zero means no
+	// bound (bpm has none of its own; monit's start timeout was it).
+	StartTimeout time.Duration
+	Restart      restart.Policy
+	Health       HealthTiming // which probes run, and their thresholds
 }
 
 func (t Timing) stopSignal() syscall.Signal {
@@ -144,7 +150,10 @@ type machine struct {
 	startedAt time.Time       // time of the last spawn
 	since     time.Time       // time of the last state change
 	lastExit  *Exit
-	health    health // the current instance's probe memory
+	// startKilled: while Starting, the start timed out and its tree was
+	// killed; its exit is a failed start.
+	startKilled bool
+	health      health // the current instance's probe memory
 }
 
 // next is the transition function: given the machine, an event and the time
@@ -162,7 +171,7 @@ func next(m machine, ev event, now time.Time, t Timing) (machine, []effect) {
 	case evRestart:
 		m, fx = onRestart(m, now, t)
 	case evRunning:
-		if m.state == Starting {
+		if m.state == Starting && !m.startKilled {
 			m.state = Running
 		}
 	case evExit:
@@ -189,7 +198,26 @@ func next(m machine, ev event, now time.Time, t Timing) (machine, []effect) {
 	if m.state != old {
 		m.since = now
 	}
-	return m, fx
+	return m, startTimer(m, old, fx, t)
+}
+
+// startTimer bounds each spawn by t.StartTimeout: the timer is armed just
+// before the spawn (so that a spawn failing at once, whose handling arms
+// the timer for a backoff, has the last word) and disarmed once the
+// process runs.
+func startTimer(m machine, old State, fx []effect, t Timing) []effect {
+	if t.StartTimeout <= 0 {
+		return fx
+	}
+	if old == Starting && m.state == Running {
+		return append(fx, effect{kind: fxDisarm})
+	}
+	for i, f := range fx {
+		if f.kind == fxSpawn {
+			return slices.Insert(fx, i, effect{kind: fxArm, d: t.StartTimeout})
+		}
+	}
+	return fx
 }
 
 func spawn(m machine, now time.Time) (machine, []effect) {
@@ -197,6 +225,7 @@ func spawn(m machine, now time.Time) (machine, []effect) {
 	m.gen++
 	m.startedAt = now
 	m.health = health{}
+	m.startKilled = false
 	return m, []effect{{kind: fxSpawn}}
 }
 
@@ -276,6 +305,9 @@ func onRestart(m machine, now time.Time, t Timing) (machine, []effect) {
 }
 
 func onExit(m machine, e Exit, now time.Time, t Timing) (machine, []effect) {
+	if m.state == Starting && m.startKilled {
+		e.Err = fmt.Sprintf("did not report running within %s", t.StartTimeout)
+	}
 	m.lastExit = &e
 	switch m.state {
 	case Stopping:
@@ -359,6 +391,18 @@ func onTimer(m machine, now time.Time, t Timing) (machine, []effect) {
 	switch m.state {
 	case Backoff:
 		return spawn(m, now)
+	case Starting:
+		if t.StartTimeout <= 0 {
+			return m, nil
+		}
+		// The start timed out: kill its whole tree at once (a stop signal
+		// would wait on a start that may not be listening), then the init
+		// itself if that does not end it. The exit is a failed start.
+		if !m.startKilled {
+			m.startKilled = true
+			return m, []effect{{kind: fxKill}, {kind: fxArm, d: t.Stage(2)}}
+		}
+		return m, []effect{{kind: fxForceKill}, {kind: fxArm, d: t.Stage(2)}}
 	case Stopping:
 		switch m.stage {
 		case 1:

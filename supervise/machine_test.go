@@ -252,3 +252,55 @@ func TestStopWaitsForTheReap(t *testing.T) {
 }
 
 func later(t time.Time) time.Time { return t.Add(time.Minute) }
+
+// TestStartTimeout: with Timing.StartTimeout, every spawn arms the timer
+// just before it (so a spawn that fails at once and backs off keeps the
+// backoff's delay), running disarms it, and a start still not running when
+// it fires has its tree killed (then the init, if that does not end it);
+// its exit is a failed start saying why, restarted as a crash is.
+func TestStartTimeout(t *testing.T) {
+	tm := Timing{StartTimeout: 90 * time.Second}
+	killed := in(Starting)
+	killed.startKilled = true
+	at := t0.Add(5 * time.Minute)
+	rows := []struct {
+		name  string
+		m     machine
+		ev    event
+		state State
+		fx    []effectKind
+		d     time.Duration // of the fxArm, if any
+	}{
+		{"start", in(Stopped), event{kind: evStart}, Starting, fxs(fxArm, fxSpawn), 90 * time.Second},
+		{"backoff over", in(Backoff), event{kind: evTimer}, Starting, fxs(fxArm, fxSpawn), 90 * time.Second},
+		{"operator start in backoff", in(Backoff), event{kind: evStart}, Starting, fxs(fxDisarm, fxArm, fxSpawn), 90 * time.Second},
+		{"running", in(Starting), event{kind: evRunning}, Running, fxs(fxDisarm), 0},
+		{"timed out", in(Starting), event{kind: evTimer}, Starting, fxs(fxKill, fxArm), 5 * time.Second},
+		{"kill did not end it", killed, event{kind: evTimer}, Starting, fxs(fxForceKill, fxArm), 5 * time.Second},
+		{"running after the kill", killed, event{kind: evRunning}, Starting, nil, 0},
+		{"exit after the kill", killed, event{kind: evExit, exit: Exit{Signal: syscall.SIGKILL}}, Starting, fxs(fxArm, fxSpawn), 90 * time.Second},
+		{"stop after the kill", killed, event{kind: evStop}, Stopping, fxs(fxSignal, fxArm), 15 * time.Second},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			m, fx := next(r.m, r.ev, at, tm)
+			if m.state != r.state || !slices.Equal(kindsOf(fx), r.fx) {
+				t.Fatalf("got %s %v, want %s %v", m.state, kindsOf(fx), r.state, r.fx)
+			}
+			for _, f := range fx {
+				if f.kind == fxArm && f.d != r.d {
+					t.Errorf("armed for %s, want %s", f.d, r.d)
+				}
+			}
+			if r.name == "exit after the kill" {
+				if m.lastExit == nil || m.lastExit.Err != "did not report running within 1m30s" || m.restarts != 1 || m.startKilled {
+					t.Errorf("exit after the kill: %+v, %d restarts, killed %v", m.lastExit, m.restarts, m.startKilled)
+				}
+			}
+		})
+	}
+	// Without StartTimeout a start waits as long as it takes.
+	if m, fx := next(in(Starting), event{kind: evTimer}, at, Timing{}); m.state != Starting || fx != nil {
+		t.Errorf("no start timeout: %s %v", m.state, kindsOf(fx))
+	}
+}

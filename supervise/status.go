@@ -43,4 +43,6 @@ type Status struct {
 	Ready bool
 	// Probes holds the latest result of each role's probe, with latency.
 	Probes []ProbeResult
+	// RetryAt, while in Backoff, is when the next start is due.
+	RetryAt time.Time
 }

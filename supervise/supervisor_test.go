@@ -71,6 +71,7 @@ type fakeRunner struct {
 	starts []time.Time
 	exitOn []syscall.Signal
 	fail   error // when set, Start fails
+	silent bool  // when set, processes never report running
 }
 
 func (r *fakeRunner) Start(context.Context) (Process, error) {
@@ -81,7 +82,9 @@ func (r *fakeRunner) Start(context.Context) (Process, error) {
 		return nil, r.fail
 	}
 	p := &fakeProc{pid: 1000 + len(r.procs), events: make(chan ProcessEvent, 2), exitOn: r.exitOn}
-	p.events <- ProcessEvent{Running: true, ExecPID: p.pid + 1}
+	if !r.silent {
+		p.events <- ProcessEvent{Running: true, ExecPID: p.pid + 1}
+	}
 	r.procs = append(r.procs, p)
 	return p, nil
 }
@@ -176,6 +179,32 @@ func TestCrashLoopBacksOff(t *testing.T) {
 		want := []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond}
 		if !slices.Equal(gaps, want) {
 			t.Fatalf("gaps %v, want %v", gaps, want)
+		}
+	})
+}
+
+// TestBackoffSaysWhenItRetries: a status in backoff carries the time the
+// next start is due, which is when it happens; other states carry none.
+func TestBackoffSaysWhenItRetries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := &fakeRunner{}
+		s := startSup(t, r, Timing{})
+		if st, _ := s.Do(t.Context(), VerbStart); !st.RetryAt.IsZero() {
+			t.Fatalf("running with a retry time: %+v", st)
+		}
+		r.last().exit(Exit{Code: 1}) // immediate restart
+		synctest.Wait()
+		exited := time.Now()
+		r.last().exit(Exit{Code: 1}) // backoff: 100 ms
+		synctest.Wait()
+		st := s.Status()
+		if st.State != Backoff || !st.RetryAt.Equal(exited.Add(100*time.Millisecond)) {
+			t.Fatalf("backoff %v, retry at %v (exit at %v)", st.State, st.RetryAt, exited)
+		}
+		time.Sleep(st.RetryAt.Sub(time.Now())) // synctest: virtual time, to the retry
+		synctest.Wait()
+		if st := s.Status(); st.State != Running || !st.RetryAt.IsZero() || !r.starts[2].Equal(exited.Add(100*time.Millisecond)) {
+			t.Fatalf("after the retry: %+v, started at %v", st, r.starts[2])
 		}
 	})
 }
@@ -331,5 +360,42 @@ func TestAdopt(t *testing.T) {
 		cancel()
 		<-s.Done()
 		<-s2.Done()
+	})
+}
+
+// TestStartThatNeverRuns: a process that never reports running (its init
+// stuck before the executable) is killed once StartTimeout has passed,
+// its exit is recorded as a failed start that says why, and it is started
+// again; a stop meanwhile still works.
+func TestStartThatNeverRuns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := &fakeRunner{silent: true}
+		s := startSup(t, r, Timing{StartTimeout: time.Minute})
+		if _, err := s.Send(t.Context(), VerbStart); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		first := r.last()
+		time.Sleep(time.Minute - time.Millisecond) // synctest: virtual time
+		synctest.Wait()
+		if sigs := first.signals(); len(sigs) != 0 || r.count() != 1 {
+			t.Fatalf("before the timeout: signals %v, %d starts", sigs, r.count())
+		}
+		time.Sleep(time.Millisecond) // synctest: virtual time
+		synctest.Wait()
+		st := s.Status()
+		if sigs := first.signals(); !slices.Equal(sigs, []syscall.Signal{syscall.SIGKILL}) || r.count() != 2 {
+			t.Fatalf("after the timeout: signals %v, %d starts", sigs, r.count())
+		}
+		if st.State != Starting || st.LastExit == nil || st.LastExit.String() != "failed to start: did not report running within 1m0s" || st.Restarts != 1 {
+			t.Fatalf("status after the timeout: %+v %v", st, st.LastExit)
+		}
+		go s.Do(t.Context(), VerbStop)
+		synctest.Wait()
+		r.last().Kill() // the ladder's kill, as the fake ignores signals
+		synctest.Wait()
+		if st := s.Status(); st.State != Stopped {
+			t.Fatalf("stop during the second start: %s", st.State)
+		}
 	})
 }

@@ -25,6 +25,10 @@ func (d *Driver) Act(ctx context.Context, req control.ActionRequest) ([]control.
 	if err != nil {
 		return nil, err
 	}
+	if !backend.KnownAction(req.Action) {
+		return nil, control.Errorf(control.ErrBadRequest, "unknown action %q", req.Action)
+	}
+	d.events.Asked(ctx, req.Job, req.Process, req.Action)
 	units := make([]string, len(svcs))
 	for i, s := range svcs {
 		units[i] = s.unit
@@ -137,7 +141,7 @@ func (d *Driver) wantedDown(unit string) bool {
 // signal goes to the pid-file pid (vigil's init), which forwards it to the
 // executable. systemctl kill would reach `vigil exec`, whose TERM and INT
 // mean "stop with bpm's ladder".
-func (d *Driver) Signal(_ context.Context, req control.SignalRequest) error {
+func (d *Driver) Signal(ctx context.Context, req control.SignalRequest) error {
 	sig, err := backend.SignalOf(req)
 	if err != nil {
 		return err
@@ -146,6 +150,7 @@ func (d *Driver) Signal(_ context.Context, req control.SignalRequest) error {
 	if err != nil {
 		return err
 	}
+	d.events.Asked(ctx, req.Job, req.Process, "signal "+req.Signal)
 	// The pid file's process is signalled only once it is known to be the
 	// init of this process, held by a pidfd: never a stranger with its pid.
 	it, err := proc.FindInit(d.cfg.Layout, svcs[0].job, svcs[0].proc)

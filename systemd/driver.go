@@ -25,9 +25,11 @@ type Config struct {
 	Version    string
 	Log        *slog.Logger // nil means discard
 	// Watcher says when units may have changed, for Changes and Events;
-	// nil means polling systemctl every Poll. Status never waits for it.
+	// nil means systemd's D-Bus signals (BusWatcher), polling systemctl
+	// every Poll where the system bus cannot be reached. Status never waits
+	// for it.
 	Watcher Watcher
-	// Poll is the interval of the default watcher; zero means 2 s.
+	// Poll is the interval of the poll; zero means 2 s.
 	Poll time.Duration
 	// ControlOptions are passed to the control server (e.g. a request
 	// observer for the metrics).
@@ -89,12 +91,12 @@ func New(cfg Config) *Driver {
 	if cfg.Poll <= 0 {
 		cfg.Poll = 2 * time.Second
 	}
-	if cfg.Watcher == nil {
-		cfg.Watcher = poller{cfg.Poll}
-	}
 	log := cfg.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Watcher == nil {
+		cfg.Watcher = BusWatcher{Fallback: Poller(cfg.Poll), Log: log}
 	}
 	d := &Driver{cfg: cfg, ctl: systemctl{cfg.Systemctl}, log: log, started: time.Now(), down: map[string]bool{}}
 	d.cur.Store(&loaded{jobs: map[string]*job.Job{}})

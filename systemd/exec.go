@@ -3,6 +3,7 @@ package systemd
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strings"
@@ -32,6 +33,9 @@ type ExecConfig struct {
 	// executable notifies vigil's own socket (reachable from its sandbox),
 	// and Exec relays READY=1 from there to systemd.
 	NotifySocket string
+	// Stdout and Stderr, when set, get each line the process writes to its
+	// log files (the journal, for a unit); nil copies nothing.
+	Stdout, Stderr io.Writer
 }
 
 // Exec runs one process in the foreground exactly as the native back end
@@ -58,6 +62,11 @@ func Exec(ctx context.Context, c ExecConfig) (int, error) {
 			return 1, fmt.Errorf("find own binary for the init: %w", err)
 		}
 	}
+	outLog, errLog := c.Layout.StdoutLog(c.Job, c.Proc), c.Layout.StderrLog(c.Job, c.Proc)
+	from := logEnds(outLog, errLog)
+	stopRelay := func() {}
+	defer func() { stopRelay() }()
+	started := func() { stopRelay = relayLogs(outLog, errLog, from, c.Stdout, c.Stderr) }
 	r := proc.NewRunner(p, proc.Options{Layout: c.Layout, Init: init, InitEnv: c.InitEnv,
 		NoIsolation: c.NoIsolation, NoCgroup: true})
 	t, probes := backend.Supervision(p, c.Layout, c.Timing, r.StartInside)
@@ -67,15 +76,16 @@ func Exec(ctx context.Context, c ExecConfig) (int, error) {
 		ready = func() { _ = sdNotify(c.NotifySocket, "READY=1") }
 	}
 	return supervised(ctx, supervise.Config{ID: supervise.ID{Job: c.Job, Process: c.Proc}, Timing: t,
-		Runner: r, Probes: probes}, c.Signals, ready)
+		Runner: r, Probes: probes}, c.Signals, started, ready)
 }
 
 // supervised runs one supervisor for cfg until its process has come and
 // gone, and returns the exit status. TERM and INT (systemd's KillSignal)
 // stop it through the ladder; other signals go to the executable; ready is
 // called once the process is ready (running, and its readiness probe or
-// notification says so).
-func supervised(ctx context.Context, cfg supervise.Config, sigs <-chan os.Signal, ready func()) (int, error) {
+// notification says so); started once the process runs or has ended (its
+// directories exist then).
+func supervised(ctx context.Context, cfg supervise.Config, sigs <-chan os.Signal, started, ready func()) (int, error) {
 	changes := make(chan supervise.Status, 1)
 	cfg.OnChange = func(st supervise.Status) { // keep only the latest; never block
 		for {
@@ -95,10 +105,14 @@ func supervised(ctx context.Context, cfg supervise.Config, sigs <-chan os.Signal
 	if _, err := sup.Send(ctx, supervise.VerbStart); err != nil {
 		return 1, fmt.Errorf("start %s: %w", cfg.ID, err)
 	}
-	readied := false
+	readied, begun := false, false
 	for {
 		select {
 		case st := <-changes:
+			if !begun && (st.ExecPID != 0 || st.Gen > 0 && (st.State == supervise.Stopped || st.State == supervise.Failed)) {
+				begun = true // the start made the process's directories
+				started()
+			}
 			if st.Ready && !readied {
 				readied = true
 				ready()

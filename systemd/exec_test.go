@@ -51,7 +51,7 @@ func TestStopLadder(t *testing.T) {
 		sigs <- syscall.SIGINT // KillSignal for shutdown_signal: INT
 		cfg := supervise.Config{ID: supervise.ID{Job: "j", Process: "p"}, Runner: oneRunner{p},
 			Timing: supervise.Timing{StopSignal: syscall.SIGINT, Restart: restart.Policy{Mode: restart.Never}}}
-		code, err := supervised(context.Background(), cfg, sigs, func() {})
+		code, err := supervised(context.Background(), cfg, sigs, func() {}, func() {})
 		if err != nil || code != 128+9 {
 			t.Errorf("exit status %d, %v", code, err)
 		}
@@ -97,7 +97,7 @@ func TestReadyRelayAndWatchdog(t *testing.T) {
 				Health: supervise.HealthTiming{Notify: true}}}
 		done := make(chan int, 1)
 		go func() {
-			code, _ := supervised(context.Background(), cfg, nil, func() { relayed++ })
+			code, _ := supervised(context.Background(), cfg, nil, func() {}, func() { relayed++ })
 			done <- code
 		}()
 		p.ready <- true // READY=1

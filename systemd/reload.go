@@ -23,6 +23,7 @@ import (
 // up). A job whose bpm.yml fails to load keeps its previous configuration,
 // or with none, whatever units it has installed.
 func (d *Driver) Reload(ctx context.Context) (control.ReloadResult, error) {
+	d.events.Asked(ctx, "", "", "reload")
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	prev := d.cur.Load()

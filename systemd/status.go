@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 
+	"github.com/vigil-bosh/vigil/backend"
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/pidfile"
 )
@@ -36,7 +37,9 @@ func (d *Driver) read(ctx context.Context) (control.Status, []unitState, error) 
 	in := make([]unitState, len(cur.services))
 	for i, s := range cur.services {
 		in[i] = states[s.unit]
-		st.Processes = append(st.Processes, d.processStatus(s, in[i]))
+		ps := d.processStatus(s, in[i])
+		ps.MemoryLimitBytes = backend.MemoryLimit(cur.jobs[s.job], s.proc)
+		st.Processes = append(st.Processes, ps)
 	}
 	if err := d.usage.Fill(st.Processes); err != nil {
 		d.log.Debug("usage", "error", err)

@@ -78,7 +78,8 @@ func target(j *job.Job, services []string) Unit {
 	b.WriteString(header(j.ConfigPath))
 	fmt.Fprintf(&b, "[Unit]\nDescription=BOSH job %s (vigil)\n", j.Name)
 	fmt.Fprintf(&b, "Wants=%s\nAfter=%s\n", strings.Join(services, " "), strings.Join(services, " "))
-	b.WriteString("\n[Install]\nWantedBy=multi-user.target\n")
+	// No [Install]: nothing starts at boot by itself, before the agent has
+	// mounted the persistent disk; vigil's daemon starts the units.
 	return Unit{Name: TargetName(j.Name), Text: b.String()}
 }
 
@@ -110,20 +111,21 @@ func Service(l boshpath.Layout, j *job.Job, p job.Process, o Options) Unit {
 	}
 
 	b.WriteString("\n[Service]\n")
-	if p.Health.Notify == "systemd" {
-		// The executable notifies vigil's socket in its job's run directory
-		// (systemd's is outside its sandbox); `vigil exec`, the main pid,
-		// relays READY=1 and enforces health.watchdog itself.
+	notify := readiness(p)
+	if notify {
+		// `vigil exec`, the main pid, sends READY=1 once the process is
+		// ready: its notification (health.notify, to vigil's socket in the
+		// job's run directory: systemd's is outside its sandbox) or its
+		// startup and readiness probes, which vigil exec runs. Dependants
+		// ordered after it start only then.
 		kv("Type", "notify")
 		kv("NotifyAccess", "main")
 	} else {
 		kv("Type", "exec")
 	}
-	user, group := identity(p.User)
-	kv("User", user)
-	if group != "" {
-		kv("Group", group)
-	}
+	// No User=: vigil exec must build the sandbox as root, and the sandbox
+	// runs the executable as the bpm user with its capabilities only.
+	b.WriteString("# The executable runs as " + userOf(p.User) + " (vigil's sandbox); vigil exec as root.\n")
 	for _, e := range p.Environ(l) {
 		kv("Environment", quote(e, false))
 	}
@@ -140,11 +142,15 @@ func Service(l boshpath.Layout, j *job.Job, p job.Process, o Options) Unit {
 	kv("FinalKillSignal", "SIGKILL")
 	kv("TimeoutStopSec", seconds(orDefault(o.StopTimeout, 15*time.Second)+
 		orDefault(o.QuitTimeout, 2*time.Second)+orDefault(o.KillTimeout, 5*time.Second)+time.Second))
-	kv("TimeoutStartSec", seconds(orDefault(o.HookTimeout, time.Minute)))
+	kv("TimeoutStartSec", startTimeout(p, notify, orDefault(o.HookTimeout, time.Minute)))
 	kv("Restart", restartMode(pol.Mode))
-	kv("RestartSec", milliseconds(orDefault(pol.Initial, restart.DefaultInitial)))
-	b.WriteString("\n[Install]\n")
-	kv("WantedBy", TargetName(p.Job))
+	backoff(kv, pol)
+	// Output: the init writes the log files in ROOT/sys/log/JOB; vigil
+	// exec copies each line on to its own stdout and stderr, the journal.
+	kv("StandardOutput", "journal")
+	kv("StandardError", "journal")
+	// No [Install]: the daemon starts the units (start at boot would run
+	// a job before the agent has mounted its persistent disk).
 	return Unit{Name: ServiceName(p.Job, p.Name), Text: b.String()}
 }
 
@@ -207,14 +213,53 @@ func rlimit(v uint64) string {
 	return strconv.FormatUint(v, 10)
 }
 
-// identity splits vigil's user key ("" means vcap; without a group the
-// user's primary group applies, in systemd as in the native sandbox).
-func identity(u string) (user, group string) {
+// userOf is vigil's user key as the sandbox applies it ("" means vcap).
+func userOf(u string) string {
 	if u == "" {
-		u = "vcap"
+		return "vcap"
 	}
-	user, group, _ = strings.Cut(u, ":")
-	return user, group
+	return u
+}
+
+// startTimeout bounds the start: the hook's bound, and for a notify unit
+// the startup probe's whole budget on top (a slow start is not killed
+// before vigil's own probe would give up on it), or no bound at all
+// without a startup probe (natively, readiness alone never fails a start).
+func startTimeout(p job.Process, notify bool, hook time.Duration) string {
+	if !notify {
+		return seconds(hook)
+	}
+	sp := p.Health.Startup
+	if sp == nil {
+		return "infinity"
+	}
+	budget := sp.InitialDelay + time.Duration(max(sp.FailureThreshold, 1))*(orDefault(sp.Period, 10*time.Second)+orDefault(sp.Timeout, time.Second))
+	return seconds(hook + budget)
+}
+
+// readiness reports whether the process says when it is ready (a
+// notification, or a startup or readiness probe).
+func readiness(p job.Process) bool {
+	return p.Health.Notify != "" || p.Health.Startup != nil || p.Health.Readiness != nil
+}
+
+// backoff maps the restart delay: RestartSec is the first, and from
+// systemd 254 on (Noble has 255) RestartSteps= and RestartMaxDelaySec=
+// double it up to the maximum as the native back end does (older systemd
+// ignores the two keys and restarts at the first delay).
+func backoff(kv func(k, v string), pol restart.Policy) {
+	first := orDefault(pol.Initial, restart.DefaultInitial)
+	most := orDefault(pol.Max, restart.DefaultMax)
+	kv("RestartSec", milliseconds(first))
+	if most <= first {
+		return
+	}
+	steps := 0
+	for d := first; d < most; d *= 2 {
+		steps++
+	}
+	kv("RestartSteps", strconv.Itoa(steps))
+	kv("RestartMaxDelaySec", milliseconds(most))
 }
 
 func signalName(s syscall.Signal) string {

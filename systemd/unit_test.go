@@ -2,6 +2,7 @@ package systemd
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -151,7 +152,55 @@ func TestVerify(t *testing.T) {
 	cmd := exec.Command(analyze, append([]string{"verify", "--man=no"}, paths...)...)
 	cmd.Env = append(os.Environ(), "SYSTEMD_UNIT_PATH="+dir+":", "SYSTEMD_LOG_LEVEL=notice")
 	out, err := cmd.CombinedOutput()
-	if err != nil || len(strings.TrimSpace(string(out))) > 0 {
-		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
+	var complaints []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if line != "" && !newerKey(line, analyze) {
+			complaints = append(complaints, line)
+		}
+	}
+	if err != nil || len(complaints) > 0 {
+		t.Fatalf("systemd-analyze verify: %v\n%s", err, strings.Join(complaints, "\n"))
+	}
+}
+
+// newerKey reports whether a verify complaint is only that a systemd
+// older than 254 does not know the backoff keys (it ignores them; the
+// VM rig verifies them on a newer one).
+func newerKey(line, analyze string) bool {
+	if !strings.Contains(line, "Unknown key 'RestartSteps'") && !strings.Contains(line, "Unknown key 'RestartMaxDelaySec'") {
+		return false
+	}
+	out, _ := exec.Command(analyze, "--version").Output()
+	var v int
+	_, err := fmt.Sscanf(string(out), "systemd %d", &v)
+	return err == nil && v < 254
+}
+
+// TestReadinessMakesNotify: a process that says when it is ready (a probe
+// or a notification) is Type=notify, so that its dependants wait for it, and
+// its start is bounded by its startup probe's budget, not by the hook's.
+func TestReadinessMakesNotify(t *testing.T) {
+	l, _ := boshpath.New("/var/vcap")
+	j := &job.Job{Name: "j", ConfigPath: "/var/vcap/jobs/j/config/bpm.yml"}
+	probe := &job.ProbeSpec{TCP: &job.TCPProbe{Port: 80}, Period: 2 * time.Second, Timeout: time.Second, FailureThreshold: 30}
+	for _, c := range []struct {
+		name          string
+		health        job.Health
+		typ, deadline string
+	}{
+		{"plain", job.Health{}, "Type=exec", "TimeoutStartSec=60"},
+		{"readiness probe", job.Health{Readiness: probe}, "Type=notify", "TimeoutStartSec=infinity"},
+		{"startup probe", job.Health{Startup: probe}, "Type=notify", "TimeoutStartSec=150"},
+		{"notify", job.Health{Notify: "systemd"}, "Type=notify", "TimeoutStartSec=infinity"},
+	} {
+		u := Service(l, j, job.Process{Job: "j", Name: "p", Executable: "/bin/true", Health: c.health}, Options{Vigil: "/v"})
+		for _, want := range []string{c.typ, c.deadline} {
+			if !strings.Contains(u.Text, "\n"+want+"\n") {
+				t.Errorf("%s: no %s in\n%s", c.name, want, u.Text)
+			}
+		}
+		if strings.Contains(u.Text, "[Install]") || strings.Contains(u.Text, "\nUser=") {
+			t.Errorf("%s: an [Install] section or a User= in\n%s", c.name, u.Text)
+		}
 	}
 }

@@ -23,6 +23,9 @@ type Watcher interface {
 // without D-Bus, so it says "maybe changed" every interval.
 type poller struct{ every time.Duration }
 
+// Poller is the Watcher that polls: "maybe changed" every interval.
+func Poller(every time.Duration) Watcher { return poller{every} }
+
 func (p poller) Watch(ctx context.Context, _ func() []string, changed func()) {
 	t := time.NewTicker(p.every)
 	defer t.Stop()

@@ -41,48 +41,7 @@ func TestBrowserStopsAProcess(t *testing.T) {
 	exe := chromium(t)
 	ld := startDaemon(t)
 	_, ts := serve(t, ld.d, ld.layout)
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.WindowSize(1280, 800))
-	if os.Geteuid() == 0 {
-		opts = append(opts, chromedp.NoSandbox) // Chromium refuses its sandbox as root
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
-	defer cancelAlloc()
-	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
-	defer cancelTab()
-	ctx, cancel := context.WithTimeout(ctx, 2*testproc.Guard) // failure guard
-	defer cancel()
-
-	// The server's challenge is answered as a user at the browser's prompt
-	// would; every other paused request goes on unchanged.
-	var challenges atomic.Int32
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	auths, paused := chromedp.Events(ctx, fetch.AuthRequired), chromedp.Events(ctx, fetch.RequestPaused)
-	wg.Go(func() {
-		for ev, err := range auths {
-			if err != nil {
-				return
-			}
-			challenges.Add(1)
-			_, _ = chromedp.Call(ctx, fetch.ContinueWithAuth, fetch.ContinueWithAuthParams{RequestID: ev.RequestID,
-				AuthChallengeResponse: &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseProvideCredentials,
-					Username: testUser, Password: testPassword}})
-		}
-	})
-	wg.Go(func() {
-		for ev, err := range paused {
-			if err != nil {
-				return
-			}
-			_, _ = chromedp.Call(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
-		}
-	})
-	yes := true
-	if _, err := chromedp.Call(ctx, fetch.Enable, fetch.EnableParams{HandleAuthRequests: &yes}); err != nil {
-		t.Fatal(err)
-	}
+	ctx, challenges := browse(t, exe)
 
 	server := `tr.proc[data-job="app"][data-process="server"]`
 	if err := chromedp.Do(ctx,
@@ -132,6 +91,54 @@ func TestBrowserStopsAProcess(t *testing.T) {
 		t.Fatalf("narrow screen: table header display %q (%v)", display, err)
 	}
 	shoot(t, ctx, "phone.png")
+}
+
+// browse starts headless Chromium (a wide screen) and returns a tab's
+// context, which answers the server's basic-auth challenges as a user at
+// the browser's prompt would, and the count of those challenges.
+func browse(t *testing.T, exe string) (context.Context, *atomic.Int32) {
+	t.Helper()
+	// The flags the machine's closed network needs, so that Chromium does
+	// not try its own background connections.
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.WindowSize(1280, 800),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true))
+	if os.Geteuid() == 0 {
+		opts = append(opts, chromedp.NoSandbox) // Chromium refuses its sandbox as root
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	t.Cleanup(cancelTab)
+	ctx, cancel := context.WithTimeout(ctx, 4*testproc.Guard) // failure guard
+	var challenges atomic.Int32
+	var wg sync.WaitGroup
+	t.Cleanup(wg.Wait)
+	t.Cleanup(cancel)
+	auths, paused := chromedp.Events(ctx, fetch.AuthRequired), chromedp.Events(ctx, fetch.RequestPaused)
+	wg.Go(func() {
+		for ev, err := range auths {
+			if err != nil {
+				return
+			}
+			challenges.Add(1)
+			_, _ = chromedp.Call(ctx, fetch.ContinueWithAuth, fetch.ContinueWithAuthParams{RequestID: ev.RequestID,
+				AuthChallengeResponse: &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseProvideCredentials,
+					Username: testUser, Password: testPassword}})
+		}
+	})
+	wg.Go(func() {
+		for ev, err := range paused {
+			if err != nil {
+				return
+			}
+			_, _ = chromedp.Call(ctx, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: ev.RequestID})
+		}
+	})
+	yes := true
+	if _, err := chromedp.Call(ctx, fetch.Enable, fetch.EnableParams{HandleAuthRequests: &yes}); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, &challenges
 }
 
 // shoot saves a full-page screenshot under the test's artifact directory.

@@ -30,20 +30,25 @@ const testUser, testPassword = "admin", "s3cret:with:colons"
 
 // liveDaemon is a real daemon, isolation off, supervising the test binary
 // as app/server (a "serve" child) and worker/{a,b}, beside a job whose
-// bpm.yml is invalid.
+// bpm.yml is invalid, and any more jobs asked for.
 type liveDaemon struct {
 	d      *daemon.Daemon
 	layout boshpath.Layout
 	rep    *testproc.Listener
 }
 
-func startDaemon(t *testing.T) *liveDaemon {
+func startDaemon(t *testing.T, more ...moreJob) *liveDaemon {
 	t.Helper()
 	r := testroot.New(t, "")
 	l := r.Layout
 	ld := &liveDaemon{layout: l, rep: r.Rep}
 	r.Job("app", testroot.Proc{Name: "server", Behaviour: "serve"})
 	r.Job("worker", testroot.Proc{Name: "a", Behaviour: "serve"}, testroot.Proc{Name: "b", Behaviour: "serve"})
+	serving := 3
+	for _, j := range more {
+		r.Job(j.name, j.procs...)
+		serving += len(j.procs)
+	}
 	r.Config("broken", "processes:\n- name: x\n  executable: 7\n  limits: {memory: lots}\n")
 	d, err := daemon.New(daemon.Config{Layout: l, Init: r.Self, InitEnv: []string{"GORACE=" + testproc.NoRaceExitDelay},
 		NoIsolation: true, Version: "test"})
@@ -65,10 +70,16 @@ func startDaemon(t *testing.T) *liveDaemon {
 		t.Fatalf("daemon ended early: %v", err)
 	}
 	ld.d = d
-	for range 3 {
+	for range serving {
 		ld.rep.Expect(t, "ready") // every child has its signal handlers
 	}
 	return ld
+}
+
+// moreJob is a job startDaemon adds, whose processes all serve.
+type moreJob struct {
+	name  string
+	procs []testroot.Proc
 }
 
 func writeFile(t *testing.T, path, content string) {
@@ -213,11 +224,22 @@ func (es *eventStream) waitEvent(t *testing.T, what string, cond func(string) bo
 	}
 }
 
-// fakeBackend serves a fixed status; Act runs act when set.
+// fakeBackend serves a fixed status and past events; Act runs act when
+// set.
 type fakeBackend struct {
 	st      control.Status
 	act     func(ctx context.Context, req control.ActionRequest) error
 	changes chan struct{}
+	events  []control.Event
+}
+
+func (f *fakeBackend) Events(ctx context.Context, recent int) (<-chan control.Event, error) {
+	ch := make(chan control.Event, len(f.events))
+	for _, ev := range f.events[len(f.events)-min(recent, len(f.events)):] {
+		ch <- ev
+	}
+	context.AfterFunc(ctx, func() { close(ch) })
+	return ch, nil
 }
 
 func (f *fakeBackend) Status(context.Context) (control.Status, error) { return f.st, nil }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -22,6 +23,7 @@ const statusTimeout = 5 * time.Second
 // posted without JavaScript.
 type pageView struct {
 	Status  statusView
+	Kinds   []string // the event kinds the timeline's filter offers
 	Message string
 	Failed  bool
 }
@@ -36,12 +38,14 @@ func (s *Server) status(ctx context.Context, prev map[string]cpuSample) (statusV
 	if err != nil {
 		v.Error = "status unavailable: " + err.Error()
 	}
+	v.Instance, _ = s.spec.get() // none off a BOSH VM: the host names it
+	v.Graphs = s.cfg.History != nil
 	return v, samples
 }
 
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	v, _ := s.status(r.Context(), nil)
-	s.render(w, http.StatusOK, "page", pageView{Status: v})
+	s.render(w, http.StatusOK, "page", pageView{Status: v, Kinds: eventKinds})
 }
 
 // render executes a template into a buffer first, so that a template
@@ -90,7 +94,8 @@ func (s *Server) action(w http.ResponseWriter, r *http.Request) {
 		target += "/" + req.Process
 	}
 	user, _, _ := r.BasicAuth()
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ActionTimeout)
+	host, _, _ := net.SplitHostPort(r.RemoteAddr)
+	ctx, cancel := context.WithTimeout(control.WithRequester(r.Context(), "page user "+user+" from "+host), s.cfg.ActionTimeout)
 	defer cancel()
 	_, err := s.cfg.Backend.Act(ctx, req)
 	s.log.Info("web: action", "user", user, "action", req.Action, "target", target, "error", err)
@@ -138,5 +143,5 @@ func (s *Server) actionDone(w http.ResponseWriter, r *http.Request, code int, ms
 		return
 	}
 	v, _ := s.status(r.Context(), nil)
-	s.render(w, code, "page", pageView{Status: v, Message: msg, Failed: code != http.StatusOK})
+	s.render(w, code, "page", pageView{Status: v, Kinds: eventKinds, Message: msg, Failed: code != http.StatusOK})
 }

@@ -28,29 +28,56 @@ type logsView struct {
 
 // logStream is the tail of one log file.
 type logStream struct {
-	Name  string // stdout or stderr
-	Path  string
-	Lines []string
-	Error string
+	Name  string   `json:"name"` // stdout or stderr
+	Path  string   `json:"path"`
+	Lines []string `json:"lines"`
+	Error string   `json:"error,omitempty"`
 }
 
-// logs shows the last lines of a process's stdout and stderr logs. Only a
-// process the backend supervises has its logs shown, and both names must
-// be single path elements.
+// logs shows the last lines of a process's stdout and stderr logs, the
+// newest in view; the page's script then follows them (see follow).
 func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
-	job, proc := r.PathValue("job"), r.PathValue("process")
+	job, proc, n, ok := s.logTarget(w, r)
+	if !ok {
+		return
+	}
+	v := logsView{Job: job, Process: proc, Lines: n}
+	for _, f := range s.streamsOf(job, proc) {
+		ls := logStream{Name: f.name, Path: f.path}
+		var err error
+		if ls.Lines, err = logtail.Last(f.path, n, maxLogBytes); err != nil {
+			ls.Error = err.Error()
+		}
+		v.Streams = append(v.Streams, ls)
+	}
+	s.render(w, http.StatusOK, "logs", v)
+}
+
+// logFile is one of a process's log files.
+type logFile struct{ name, path string }
+
+func (s *Server) streamsOf(job, proc string) []logFile {
+	l := s.cfg.Layout
+	return []logFile{{"stdout", l.StdoutLog(job, proc)}, {"stderr", l.StderrLog(job, proc)}}
+}
+
+// logTarget reads a log request's process and line count, answering the
+// request itself when they are wrong: both names must be single path
+// elements, and only a process the backend supervises has its logs shown.
+func (s *Server) logTarget(w http.ResponseWriter, r *http.Request) (job, proc string, n int, ok bool) {
+	job, proc = r.PathValue("job"), r.PathValue("process")
 	for _, name := range []string{job, proc} {
 		if err := boshpath.CheckName(name); err != nil {
 			http.Error(w, "bad name: "+err.Error(), http.StatusBadRequest)
-			return
+			return "", "", 0, false
 		}
 	}
-	n := defaultLogLines
+	n = defaultLogLines
 	if q := r.URL.Query().Get("n"); q != "" {
 		v, err := strconv.Atoi(q)
 		if err != nil || v < 1 {
 			http.Error(w, "n: want a positive number of lines", http.StatusBadRequest)
-			return
+			return "", "", 0, false
 		}
 		n = min(v, maxLogLines)
 	}
@@ -59,20 +86,11 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	st, err := s.cfg.Backend.Status(ctx)
 	if err != nil {
 		http.Error(w, "status unavailable: "+err.Error(), http.StatusServiceUnavailable)
-		return
+		return "", "", 0, false
 	}
 	if !slices.ContainsFunc(st.Processes, func(p control.ProcessStatus) bool { return p.Job == job && p.Process == proc }) {
 		http.Error(w, "no process "+job+"/"+proc+" is supervised", http.StatusNotFound)
-		return
+		return "", "", 0, false
 	}
-	v := logsView{Job: job, Process: proc, Lines: n}
-	l := s.cfg.Layout
-	for _, f := range []struct{ name, path string }{{"stdout", l.StdoutLog(job, proc)}, {"stderr", l.StderrLog(job, proc)}} {
-		ls := logStream{Name: f.name, Path: f.path}
-		if ls.Lines, err = logtail.Last(f.path, n, maxLogBytes); err != nil {
-			ls.Error = err.Error()
-		}
-		v.Streams = append(v.Streams, ls)
-	}
-	s.render(w, http.StatusOK, "logs", v)
+	return job, proc, n, true
 }

@@ -3,19 +3,21 @@ package web
 import (
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/vigil-bosh/vigil/control"
 )
 
-// statusView is what the "status" template renders: the daemon, its
-// configuration problems and every job with its processes.
+// statusView is what the "status" template renders: the daemon, the
+// BOSH instance it runs on, its configuration problems and every job with
+// its processes.
 type statusView struct {
 	Daemon   control.DaemonInfo
 	Host     string
+	Instance instance
 	Up       string // the daemon's uptime
 	Token    string // the CSRF token the forms carry
+	Graphs   bool   // a history feeds the graphs
 	Problems []control.Problem
 	Jobs     []jobView
 	Error    string // the status could not be read
@@ -27,36 +29,82 @@ type jobView struct {
 	Token     string
 	Running   int
 	Processes []procView
+	can       can // what its buttons may do: what any of its processes may
 }
-
-// target is what an action form names: a job, or one of its processes.
-type target struct{ Token, Job, Process string }
-
-// Target is the job's action form.
-func (j jobView) Target() target { return target{Token: j.Token, Job: j.Name} }
-
-// Target is the process's action form.
-func (p procView) Target() target { return target{Token: p.Token, Job: p.Job, Process: p.Process} }
 
 // procView is one process, every figure already formatted.
 type procView struct {
 	Job, Process string
 	Token        string
 	State        string
-	Unmonitored  bool
-	PID          string
-	Uptime       string // "" unless running
-	AgeMS        int64  // age of Uptime at render, for the page's ticking clock
-	Restarts     int
-	LastExit     string
-	Health       string
-	Readiness    string // "ready", "not ready", or "" when not up
-	Probes       []string
-	Memory       string
-	CPU          string
-	Warnings     []string
-	Dropped      string // "" when nothing was dropped
+	// Why says what a state does not: "by an operator" for a stop that
+	// was asked for, "not restarted" for an exit the policy leaves down,
+	// "gave up" for a failure.
+	Why         string
+	Unmonitored bool
+	PID         string
+	Uptime      string // "" unless running
+	AgeMS       int64  // age of Uptime at render, for the page's ticking clock
+	RetryIn     string // in backoff: the time to the next start
+	RetryInMS   int64
+	Restarts    int
+	LastExit    string
+	ExitAgo     string // the last exit's age
+	ExitAgeMS   int64
+	Health      string
+	Readiness   string // "ready", "not ready", or "" when not up
+	Probes      []probeView
+	Memory      string
+	MemoryLimit string // "" without limits.memory
+	LimitBytes  int64  // the same in bytes, for the memory graph
+	CPU         string
+	Warnings    []string
+	Dropped     string // "" when nothing was dropped
+	can         can
 }
+
+// probeView is one probe's latest result, shown on every screen size.
+type probeView struct {
+	Text string
+	OK   bool
+}
+
+// can is which of start, stop and restart make sense in a state: start
+// unless it is up and kept up; stop and restart unless nothing runs and
+// it is wanted down (a stop of a failed process still says "leave it
+// down", which its wanted-state metric and the next daemon heed).
+type can struct{ start, stop, restart bool }
+
+func canOf(p control.ProcessStatus) can {
+	up := p.Wanted == "up" && !p.Unmonitored && (p.State == "running" || p.State == "starting")
+	down := (p.State == "stopped" || p.State == "failed") && p.Wanted == "down"
+	return can{start: !up, stop: !down, restart: !down}
+}
+
+func (c can) or(d can) can { return can{c.start || d.start, c.stop || d.stop, c.restart || d.restart} }
+
+// target is what an action form names: a job, or one of its processes,
+// and which of its buttons are enabled.
+type target struct {
+	Token, Job, Process        string
+	NoStart, NoStop, NoRestart bool
+}
+
+// Target is the job's action form.
+func (j jobView) Target() target { return j.can.target(j.Token, j.Name, "") }
+
+// Target is the process's action form.
+func (p procView) Target() target { return p.can.target(p.Token, p.Job, p.Process) }
+
+func (c can) target(token, job, proc string) target {
+	return target{Token: token, Job: job, Process: proc, NoStart: !c.start, NoStop: !c.stop, NoRestart: !c.restart}
+}
+
+// spark is a small graph's placeholder, which the page's script draws:
+// the series of a process ("JOB/PROC") or the sum of a job's ("JOB").
+type spark struct{ Key, Metric, Label string }
+
+func sparkOf(key, metric, label string) spark { return spark{key, metric, label + ", last hour"} }
 
 // cpuSample is a process's CPU time at one render, for the next render's
 // rate. An event stream keeps the samples of its latest render.
@@ -84,32 +132,11 @@ func buildView(st control.Status, token string, now time.Time, prev map[string]c
 			index[ps.Job] = i
 			v.Jobs = append(v.Jobs, jobView{Name: ps.Job, Token: token})
 		}
-		pv := procView{Job: ps.Job, Process: ps.Process, Token: token, State: ps.State, Unmonitored: ps.Unmonitored,
-			Restarts: ps.Restarts, Health: ps.Health, Warnings: ps.Warnings,
-			PID: "—", LastExit: "—", Memory: "—", CPU: "—"}
-		if ps.PID > 0 {
-			pv.PID = fmt.Sprint(ps.PID)
-		}
-		if ps.State == "running" && !ps.Since.IsZero() {
-			age := now.Sub(ps.Since)
-			pv.Uptime, pv.AgeMS = formatDuration(age), age.Milliseconds()
+		pv := procViewOf(ps, token, now)
+		if ps.State == "running" {
 			v.Jobs[i].Running++
 		}
-		if ps.State == "running" || ps.State == "starting" {
-			pv.Readiness = "not ready"
-			if ps.Ready {
-				pv.Readiness = "ready"
-			}
-		}
-		if ps.LastExit != nil {
-			pv.LastExit = ps.LastExit.Description
-		}
-		for _, p := range ps.Probes {
-			pv.Probes = append(pv.Probes, probeText(p))
-		}
 		if u := ps.Usage; u != nil {
-			pv.Memory = formatBytes(u.RSSBytes)
-			pv.CPU = formatCPU(u.CPUSeconds)
 			key := ps.Job + "/" + ps.Process
 			s := cpuSample{pid: ps.PID, seconds: u.CPUSeconds, at: now}
 			if p, ok := prev[key]; ok && p.pid == s.pid && now.After(p.at) && s.seconds >= p.seconds {
@@ -117,12 +144,62 @@ func buildView(st control.Status, token string, now time.Time, prev map[string]c
 			}
 			samples[key] = s
 		}
-		if o := ps.Output; o.DroppedStdout > 0 || o.DroppedStderr > 0 {
-			pv.Dropped = fmt.Sprintf("dropped output: %s of stdout, %s of stderr", formatBytes(o.DroppedStdout), formatBytes(o.DroppedStderr))
-		}
+		v.Jobs[i].can = v.Jobs[i].can.or(pv.can)
 		v.Jobs[i].Processes = append(v.Jobs[i].Processes, pv)
 	}
 	return v, samples
+}
+
+// procViewOf formats one process's status at now.
+func procViewOf(ps control.ProcessStatus, token string, now time.Time) procView {
+	pv := procView{Job: ps.Job, Process: ps.Process, Token: token, State: ps.State, Unmonitored: ps.Unmonitored,
+		Restarts: ps.Restarts, Health: ps.Health, Warnings: ps.Warnings, can: canOf(ps),
+		PID: "—", LastExit: "—", Memory: "—", CPU: "—"}
+	switch {
+	case ps.State == "stopped" && ps.Wanted == "down":
+		pv.Why = "by an operator"
+	case ps.State == "stopped":
+		pv.Why = "not restarted"
+	case ps.State == "failed":
+		pv.Why = "gave up"
+	}
+	if ps.PID > 0 {
+		pv.PID = fmt.Sprint(ps.PID)
+	}
+	if ps.State == "running" && !ps.Since.IsZero() {
+		age := now.Sub(ps.Since)
+		pv.Uptime, pv.AgeMS = formatDuration(age), age.Milliseconds()
+	}
+	if ps.State == "backoff" && !ps.RetryAt.IsZero() {
+		in := max(ps.RetryAt.Sub(now), 0)
+		pv.RetryIn, pv.RetryInMS = formatSeconds(in.Seconds()), in.Milliseconds()
+	}
+	if ps.State == "running" || ps.State == "starting" {
+		pv.Readiness = "not ready"
+		if ps.Ready {
+			pv.Readiness = "ready"
+		}
+	}
+	if e := ps.LastExit; e != nil {
+		pv.LastExit = e.Description
+		if !e.At.IsZero() {
+			age := now.Sub(e.At)
+			pv.ExitAgo, pv.ExitAgeMS = formatDuration(age)+" ago", age.Milliseconds()
+		}
+	}
+	for _, p := range ps.Probes {
+		pv.Probes = append(pv.Probes, probeView{Text: probeText(p), OK: p.OK})
+	}
+	if u := ps.Usage; u != nil {
+		pv.Memory, pv.CPU = formatBytes(u.RSSBytes), formatCPU(u.CPUSeconds)
+	}
+	if ps.MemoryLimitBytes > 0 {
+		pv.MemoryLimit, pv.LimitBytes = formatBytes(ps.MemoryLimitBytes), ps.MemoryLimitBytes
+	}
+	if o := ps.Output; o.DroppedStdout > 0 || o.DroppedStderr > 0 {
+		pv.Dropped = fmt.Sprintf("dropped output: %s of stdout, %s of stderr", formatBytes(o.DroppedStdout), formatBytes(o.DroppedStderr))
+	}
+	return pv
 }
 
 func probeText(p control.ProbeResult) string {
@@ -135,74 +212,4 @@ func probeText(p control.ProbeResult) string {
 		s += ": " + p.Message
 	}
 	return s
-}
-
-// stateLabel is a state's CSS class: one of a fixed set, whatever the
-// backend says.
-func stateLabel(state string) string {
-	switch state {
-	case "running", "starting", "backoff", "stopping", "stopped", "failed":
-		return "state-" + state
-	}
-	return "state-other"
-}
-
-// formatDuration shows the two largest units: 3d 4h, 4h 12m, 12m 5s, 5s.
-func formatDuration(d time.Duration) string {
-	if d < 0 {
-		d = 0
-	}
-	s := int64(d / time.Second)
-	parts := []struct {
-		n    int64
-		unit string
-	}{{s / 86400, "d"}, {s % 86400 / 3600, "h"}, {s % 3600 / 60, "m"}, {s % 60, "s"}}
-	for i, p := range parts[:3] {
-		if p.n > 0 {
-			return fmt.Sprintf("%d%s %d%s", p.n, p.unit, parts[i+1].n, parts[i+1].unit)
-		}
-	}
-	return fmt.Sprintf("%ds", s)
-}
-
-// formatCPU shows CPU time: 0.03 s, 12.5 s, 3m 20s.
-func formatCPU(sec float64) string {
-	switch {
-	case sec < 10:
-		return fmt.Sprintf("%.2f s", sec)
-	case sec < 60:
-		return fmt.Sprintf("%.1f s", sec)
-	}
-	return formatDuration(time.Duration(sec * float64(time.Second)))
-}
-
-// formatBytes shows a size in binary units with one decimal.
-func formatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
-}
-
-// problemText is a problem as file:line: field: message.
-func problemText(p control.Problem) string {
-	var b strings.Builder
-	if p.File != "" {
-		b.WriteString(p.File)
-		if p.Line > 0 {
-			fmt.Fprintf(&b, ":%d", p.Line)
-		}
-		b.WriteString(": ")
-	}
-	if p.Field != "" {
-		b.WriteString(p.Field + ": ")
-	}
-	b.WriteString(p.Message)
-	return b.String()
 }

@@ -27,7 +27,8 @@ func TestEveryRouteNeedsCredentials(t *testing.T) {
 	})
 	form := "action=stop&job=app&process=server&csrf=x"
 	routes := []struct{ method, path string }{
-		{"GET", "/"}, {"GET", "/events"}, {"GET", "/logs/app/server"}, {"GET", "/metrics"},
+		{"GET", "/"}, {"GET", "/events"}, {"GET", "/logs/app/server"}, {"GET", "/logs/app/server/stream"}, {"GET", "/metrics"},
+		{"GET", "/v1/status"}, {"GET", "/v1/history"},
 		{"GET", "/static/app.js"}, {"GET", "/nothing"}, {"POST", "/action"},
 	}
 	creds := []struct {

@@ -3,7 +3,8 @@
 // On start it reads CLOCK_MONOTONIC, connects to the harness's unix socket
 // named by BENCH_REPORT and writes "PID START_MONOTONIC_NS\n", so the harness
 // learns the real pid and start time without asking the supervisor. It then
-// keeps the connection open until it dies: the harness sees the death as EOF.
+// keeps the connection open until it dies: the harness sees the death as EOF
+// (and when the harness closes it, at its teardown, the child exits).
 //
 // Behaviours, chosen by environment:
 //   - BENCH_EXIT=1: exit with status 1 right after reporting (crash loop).
@@ -14,6 +15,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -50,12 +52,19 @@ func main() {
 		os.Exit(1)
 	}
 	if caught != nil {
-		for s := range caught {
-			name := strings.TrimPrefix(unix.SignalName(s.(syscall.Signal)), "SIG")
-			// A failed write only means the harness went away; keep running
-			// anyway, as a process that ignores TERM would.
-			_, _ = fmt.Fprintf(conn, "%s\n", name)
-		}
+		go func() {
+			for s := range caught {
+				name := strings.TrimPrefix(unix.SignalName(s.(syscall.Signal)), "SIG")
+				// A failed write only means the harness went away; keep
+				// running anyway, as a process that ignores TERM would.
+				_, _ = fmt.Fprintf(conn, "%s\n", name)
+			}
+		}()
 	}
-	select {}
+	// Wait until the harness closes the connection, at its teardown, then
+	// leave. The read waits in the runtime's network poller; a bare
+	// select {} would be a deadlock to the runtime of a static build
+	// (without cgo), which kills the process.
+	_, _ = io.Copy(io.Discard, conn)
+	os.Exit(2)
 }

@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 	}
 	vigilBin = filepath.Join(dir, "vigil")
 	build := exec.Command("go", "build", "-o", vigilBin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0") // as the README builds it
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		panic(err)
@@ -154,23 +155,31 @@ func TestSIGHUPReopensLogs(t *testing.T) {
 	c := newCLI(t)
 	d := c.daemon()
 	logPath := filepath.Join(c.root, "sys", "log", "web", "a.stdout.log")
-	testproc.WaitUntil(t, filepath.Dir(logPath), testproc.FileHolds(logPath, "started one\n")) // running means exec'd, not yet printed
-	if err := os.Rename(logPath, logPath+".1"); err != nil {
-		t.Fatal(err)
-	}
-	d.Process.Signal(syscall.SIGHUP)
-	c.expectLog("reopened logs")
-	if _, code := c.run("signal", "web", "-p", "a", "HUP"); code != 0 {
-		t.Fatal("signal failed")
-	}
-	// The trap runs when the shell gets to it: wait for its line rather
-	// than stop the process under it.
-	testproc.WaitUntil(t, filepath.Dir(logPath), testproc.FileHolds(logPath, "got HUP\n"))
+	c.rotate(d, logPath, "started one\n", "HUP", "got HUP\n")
 	old, _ := os.ReadFile(logPath + ".1")
 	cur, _ := os.ReadFile(logPath)
 	if string(old) != "started one\n" || string(cur) != "got HUP\n" {
 		t.Fatalf("rotated %q, new %q", old, cur)
 	}
+}
+
+// rotate waits for web/a's log to hold first (running means exec'd, not
+// yet printed), moves it away as logrotate's create mode does, has the
+// daemon reopen the logs (SIGHUP), then sends the process sig and waits
+// for the new log to hold line: the trap runs when the shell gets to it,
+// so the wait is for its line rather than a stop under it.
+func (c *cli) rotate(d *exec.Cmd, logPath, first, sig, line string) {
+	c.t.Helper()
+	testproc.WaitUntil(c.t, filepath.Dir(logPath), testproc.FileHolds(logPath, first))
+	if err := os.Rename(logPath, logPath+".1"); err != nil {
+		c.t.Fatal(err)
+	}
+	d.Process.Signal(syscall.SIGHUP)
+	c.expectLog("reopened logs")
+	if _, code := c.run("signal", "web", "-p", "a", sig); code != 0 {
+		c.t.Fatal("signal failed")
+	}
+	testproc.WaitUntil(c.t, filepath.Dir(logPath), testproc.FileHolds(logPath, line))
 }
 
 func TestReloadKeepsUnchanged(t *testing.T) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -52,8 +53,11 @@ func runStatus(args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(st)
 	}
-	writeStatus(os.Stdout, st, isTerminal(os.Stdout))
-	return nil
+	// One write for the table, not one per cell run (tabwriter writes as
+	// it goes): a status of 100 processes was 200 write calls.
+	out := bufio.NewWriter(os.Stdout)
+	writeStatus(out, st, isTerminal(os.Stdout))
+	return out.Flush()
 }
 
 func runAction(action string, args []string) error {

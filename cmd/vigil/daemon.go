@@ -20,6 +20,7 @@ func runDaemon(args []string) error {
 	c := newCommand("daemon")
 	jobs := c.fs.String("jobs", "", "comma-separated jobs to supervise (default: all)")
 	leave := c.fs.Bool("leave-running", false, "on SIGTERM leave every process running for the next daemon to adopt (as `systemctl kill monit` needs)")
+	unlessStopping := c.fs.Bool("leave-running-unless-stopping", false, "on SIGTERM leave every process running for the next daemon unless systemd is stopping the daemon's unit (a stop, the shutdown): a restart or a kill leaves them (the stemcell's vigil.service)")
 	backend := c.fs.String("backend", "auto", "native, systemd, or auto (systemd when booted with systemd and run as root)")
 	unitDir := c.fs.String("unit-dir", "/etc/systemd/system", "systemd back end: where the units go")
 	systemctl := c.fs.String("systemctl", "systemctl", "systemd back end: the systemctl binary")
@@ -45,6 +46,9 @@ func runDaemon(args []string) error {
 		NoIsolation:  os.Getenv(proc.IsolationEnv) == "off",
 		LeaveRunning: *leave,
 	}
+	if *unlessStopping {
+		cfg.LeaveRunningIf = func() bool { return !stopPending(cfg.Log) }
+	}
 	if *jobs != "" {
 		cfg.Jobs = strings.Split(*jobs, ",")
 	}
@@ -67,24 +71,17 @@ func serveSystemd(cfg daemon.Config, unitDir, systemctl string, page httpOptions
 	}
 	scfg := systemd.Config{Layout: cfg.Layout, Jobs: cfg.Jobs, UnitDir: unitDir,
 		Systemctl: systemctl, Units: systemd.Options{Vigil: self}, Version: cfg.Version, Log: cfg.Log}
-	var m *metrics.Metrics
-	if page.addr != "" {
-		m = metrics.New()
+	m := metrics.New()
+	if page.wanted() {
 		scfg.ControlOptions = []control.ServeOption{control.WithRequestObserver(m.ObserveRequest)}
 	}
 	d := systemd.New(scfg)
-	if m != nil {
-		page.metrics = m.Handler(d)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	cfg.Log.Info("backend systemd", "units", unitDir)
-	servePage, err := listenHTTP(page, cfg.Layout, d, cfg.Log)
+	servePage, err := listenHTTP(page, cfg.Layout, d, m, cfg.Log) // restart latency from the units' events too
 	if err != nil {
 		return err
-	}
-	if m != nil {
-		servePage = followingEvents(servePage, m, d) // restart latency from the units' events too
 	}
 	if err := serveAlongside(servePage, func() error { return d.Run(ctx) }); err != nil {
 		return fmt.Errorf("daemon: %w", err)
@@ -99,24 +96,17 @@ func serveDaemon(cfg daemon.Config) error { return serveDaemonWith(cfg, httpOpti
 // serveDaemonWith is serveDaemon with the status page of page served
 // until the daemon has stopped.
 func serveDaemonWith(cfg daemon.Config, page httpOptions) error {
-	var m *metrics.Metrics
-	if page.addr != "" {
-		m = metrics.New()
+	m := metrics.New()
+	if page.wanted() {
 		cfg.ControlOptions = append(cfg.ControlOptions, control.WithRequestObserver(m.ObserveRequest))
 	}
 	d, err := daemon.New(cfg)
 	if err != nil {
 		return err
 	}
-	if m != nil {
-		page.metrics = m.Handler(d)
-	}
-	servePage, err := listenHTTP(page, cfg.Layout, d, cfg.Log)
+	servePage, err := listenHTTP(page, cfg.Layout, d, m, cfg.Log)
 	if err != nil {
 		return err
-	}
-	if m != nil {
-		servePage = followingEvents(servePage, m, d)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()

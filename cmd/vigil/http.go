@@ -4,54 +4,102 @@ import (
 	"context"
 	"flag"
 	"log/slog"
-	"net/http"
+	"sync"
 
 	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/history"
 	"github.com/vigil-bosh/vigil/metrics"
 	"github.com/vigil-bosh/vigil/web"
 )
 
-// httpOptions are the daemon's flags for its status page (package web).
+// httpOptions are the daemon's flags for its status page and its
+// metrics-only listener (package web).
 type httpOptions struct {
 	addr        string // --http host:port; empty serves no page
 	credentials string // --http-credentials; empty generates them
 	allowRemote bool   // --http-allow-remote
-	// metrics, when set, is served at /metrics behind the page's
-	// authentication (the Prometheus metrics handler goes here).
-	metrics http.Handler
+	// The metrics-only listener: --metrics, --metrics-credentials (empty:
+	// none), --metrics-allow-remote.
+	metricsAddr, metricsCredentials string
+	metricsAllowRemote              bool
 }
 
 func (o *httpOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.addr, "http", "", "serve the status page (and /metrics) on this `host:port`, e.g. 127.0.0.1:2823")
 	fs.StringVar(&o.credentials, "http-credentials", "", "`file` of user:password lines for the status page (default: generated into ROOT/sys/run/vigil/http-credentials)")
 	fs.BoolVar(&o.allowRemote, "http-allow-remote", false, "let --http listen on an address that is not loopback")
+	fs.StringVar(&o.metricsAddr, "metrics", "", "serve the Prometheus metrics alone on this `host:port`, e.g. 127.0.0.1:2824")
+	fs.StringVar(&o.metricsCredentials, "metrics-credentials", "", "`file` of user:password lines that --metrics asks for (default: no authentication)")
+	fs.BoolVar(&o.metricsAllowRemote, "metrics-allow-remote", false, "let --metrics listen on an address that is not loopback")
 }
 
-// check refuses page flags given without --http.
+// check refuses listener flags given without their listener.
 func (o *httpOptions) check() error {
 	if o.addr == "" && (o.credentials != "" || o.allowRemote) {
 		return usageError("--http-credentials and --http-allow-remote need --http")
 	}
+	if o.metricsAddr == "" && (o.metricsCredentials != "" || o.metricsAllowRemote) {
+		return usageError("--metrics-credentials and --metrics-allow-remote need --metrics")
+	}
 	return nil
 }
 
+// wanted reports whether a listener is asked for: only then are metrics
+// (and, with the page, a history) kept.
+func (o *httpOptions) wanted() bool { return o.addr != "" || o.metricsAddr != "" }
+
 // listenHTTP reads or generates the credentials and listens for the status
-// page of b, so that a bad address or file fails before anything starts.
-// The function it returns serves until its context ends; nil when no page
-// was asked for.
-func listenHTTP(o httpOptions, l boshpath.Layout, b web.Backend, log *slog.Logger) (func(context.Context) error, error) {
-	if o.addr == "" {
+// page and the metrics-only listener that o asks for, serving b, so that a
+// bad address or file fails before anything starts. The function it
+// returns serves them until its context ends, and meanwhile feeds m from
+// b's events and the page's history from b's status (one read a step);
+// it returns once all of that has ended. It is nil when o asks for none.
+func listenHTTP(o httpOptions, l boshpath.Layout, b web.Backend, m *metrics.Metrics, log *slog.Logger) (func(context.Context) error, error) {
+	if !o.wanted() {
 		return nil, nil
 	}
-	p, err := web.Open(web.Config{Backend: b, Metrics: o.metrics, Layout: l, Log: log}, o.addr, o.allowRemote, o.credentials)
-	if err != nil {
-		return nil, err
+	var serves []func(context.Context) error
+	var hist *history.Store
+	if o.addr != "" {
+		hist = history.New(history.Config{})
+		p, err := web.Open(web.Config{Backend: b, Metrics: m.Handler(b), History: hist, Layout: l, Log: log},
+			o.addr, o.allowRemote, o.credentials)
+		if err != nil {
+			return nil, err
+		}
+		if p.Generated {
+			log.Info("status page: generated credentials (user vigil)", "file", p.CredentialsFile)
+		}
+		log.Info("status page", "url", p.URL(), "credentials", p.CredentialsFile)
+		serves = append(serves, p.Serve, func(ctx context.Context) error { hist.Run(ctx, b); return nil })
 	}
-	if p.Generated {
-		log.Info("status page: generated credentials (user vigil)", "file", p.CredentialsFile)
+	if o.metricsAddr != "" {
+		mp, err := web.OpenMetrics(m.Handler(b), o.metricsAddr, o.metricsAllowRemote, o.metricsCredentials, log)
+		if err != nil {
+			return nil, err
+		}
+		auth := "none"
+		if mp.CredentialsFile != "" {
+			auth = mp.CredentialsFile
+		}
+		log.Info("metrics", "url", mp.URL(), "credentials", auth)
+		serves = append(serves, mp.Serve)
 	}
-	log.Info("status page", "url", p.URL(), "credentials", p.CredentialsFile)
-	return p.Serve, nil
+	serves = append(serves, func(ctx context.Context) error { return m.Follow(ctx, b) })
+	return func(ctx context.Context) error {
+		errs := make([]error, len(serves))
+		var wg sync.WaitGroup
+		for i, serve := range serves {
+			wg.Go(func() { errs[i] = serve(ctx) })
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
 }
 
 // serveAlongside runs serve (when not nil) until run has returned, and
@@ -69,19 +117,4 @@ func serveAlongside(serve func(context.Context) error, run func() error) error {
 		err = serr
 	}
 	return err
-}
-
-// followingEvents returns serve, which also feeds m from src's events
-// while it serves (the metrics that count exits, restarts and OOM kills);
-// it returns once both have ended.
-func followingEvents(serve func(context.Context) error, m *metrics.Metrics, src metrics.EventSource) func(context.Context) error {
-	return func(ctx context.Context) error {
-		followed := make(chan error, 1)
-		go func() { followed <- m.Follow(ctx, src) }()
-		err := serve(ctx)
-		if ferr := <-followed; err == nil {
-			err = ferr
-		}
-		return err
-	}
 }

@@ -1,12 +1,23 @@
 package main
 
 import (
+	_ "embed"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"github.com/vigil-bosh/vigil/atomicfile"
+	"github.com/vigil-bosh/vigil/boshpath"
 )
+
+// stemcellUnit is the unit that runs vigil as the stemcell's supervisor
+// service (docs/COMPATIBILITY.md, "The stemcell's service").
+//
+//go:embed vigil.service
+var stemcellUnit string
 
 // runInstall lays out ROOT/jobs/bpm/bin/bpm and ROOT/bosh/bin/monit as
 // symlinks to this binary, so that scripts and the BOSH agent find bpm and
@@ -16,6 +27,7 @@ import (
 func runInstall(args []string) error {
 	c := newCommand("install")
 	force := c.fs.Bool("force", false, "replace a regular file at the bpm path")
+	unitDir := c.fs.String("unit-dir", "", "also install vigil.service, the stemcell's supervisor service, into this systemd unit directory")
 	pos, err := c.parse(args)
 	if err != nil {
 		return err
@@ -39,6 +51,21 @@ func runInstall(args []string) error {
 			return err
 		}
 	}
+	if *unitDir != "" {
+		return installUnit(*unitDir, self, l.Root())
+	}
+	return nil
+}
+
+// installUnit writes vigil.service into dir, naming this binary and root.
+func installUnit(dir, self, root string) error {
+	text := strings.Replace(stemcellUnit, "ExecStart=/var/vcap/bosh/bin/vigil daemon --root "+boshpath.DefaultRoot,
+		"ExecStart="+self+" daemon --root "+root, 1)
+	path := filepath.Join(dir, "vigil.service")
+	if err := atomicfile.Write(path, []byte(text), 0o644); err != nil {
+		return fmt.Errorf("install: %w", err)
+	}
+	fmt.Printf("%s (run systemctl daemon-reload)\n", path)
 	return nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
 	"github.com/vigil-bosh/vigil/procinit"
 )
 

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/vigil-bosh/vigil/job"
 	"github.com/vigil-bosh/vigil/proc"
@@ -92,6 +95,7 @@ func runExec(args []string) error {
 		Layout: l, Job: pos[0], Proc: pos[1], Signals: sigs,
 		NoIsolation:  os.Getenv(proc.IsolationEnv) == "off",
 		NotifySocket: os.Getenv("NOTIFY_SOCKET"),
+		Stdout:       os.Stdout, Stderr: os.Stderr, // the unit's journal
 	})
 	if err != nil || code != 0 {
 		return &exitError{code: code, err: err}
@@ -128,4 +132,43 @@ func chooseBackend(flag string, booted func() bool, euid int) (string, error) {
 func systemdBooted() bool {
 	fi, err := os.Stat("/run/systemd/system")
 	return err == nil && fi.IsDir()
+}
+
+// stopPending reports whether systemd is stopping the daemon's own unit
+// (the service in /proc/self/cgroup): a stop job, as for `systemctl stop`
+// and at the shutdown, not a restart, and no job at all for a kill. When
+// systemd cannot say, it answers yes: the processes are then stopped with
+// the ladder rather than left to the shutdown's final kill.
+func stopPending(log *slog.Logger) bool {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		log.Error("own unit", "error", err)
+		return true
+	}
+	unit := ""
+	for _, part := range strings.Split(strings.TrimSpace(string(b)), "/") {
+		if strings.HasSuffix(part, ".service") {
+			unit = part
+		}
+	}
+	if unit == "" {
+		log.Error("own unit: not in a systemd service", "cgroup", strings.TrimSpace(string(b)))
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "systemctl", "list-jobs", "--no-legend", "--plain").Output()
+	if err != nil {
+		log.Error("systemd's jobs", "unit", unit, "error", err)
+		return true
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		// JOB UNIT TYPE STATE
+		if f := strings.Fields(line); len(f) >= 3 && f[1] == unit {
+			log.Info("systemd's job on the daemon's unit", "unit", unit, "job", f[2])
+			return f[2] == "stop"
+		}
+	}
+	log.Info("no systemd job on the daemon's unit: leaving the processes for the next daemon", "unit", unit)
+	return false
 }

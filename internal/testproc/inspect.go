@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Environment variables of the inspecting behaviours.
@@ -106,6 +108,7 @@ func inspect(rep reporter) {
 	rep.send("see unshare %s", errnoText(e))
 	_, _, e = syscall.RawSyscall(sysClone3, 0, 0, 0)
 	rep.send("see clone3 %s", errnoText(e))
+	rep.send("see pidfd_getfd %s", errnoText(takeOwnFD()))
 	if exe, err := os.Executable(); err == nil {
 		rep.send("see exe %s", filepath.Dir(exe))
 	}
@@ -113,6 +116,22 @@ func inspect(rep reporter) {
 		rep.send("see cwd %s", wd)
 	}
 	rep.send("see env %s %s %s", os.Getenv("TMPDIR"), os.Getenv("HOME"), os.Getenv("PATH"))
+}
+
+// takeOwnFD takes a copy of this process's fd 0 through pidfd_getfd, as a
+// process could take another's descriptors (and read its secrets through
+// them), and returns the errno.
+func takeOwnFD() syscall.Errno {
+	pidfd, _, e := syscall.RawSyscall(unix.SYS_PIDFD_OPEN, uintptr(os.Getpid()), 0, 0)
+	if e != 0 {
+		return e
+	}
+	defer syscall.Close(int(pidfd))
+	fd, _, e := syscall.RawSyscall(unix.SYS_PIDFD_GETFD, pidfd, 0, 0)
+	if e == 0 {
+		syscall.Close(int(fd))
+	}
+	return e
 }
 
 func split(s string) []string {

@@ -6,6 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // victimText is what a planted symlink's victim holds.
@@ -46,5 +49,42 @@ func PlantSymlink(t testing.TB, path string, dangling bool) (check func()) {
 		if err != nil || rerr != nil || string(b) != victimText || fi.Mode() != 0o600 {
 			t.Errorf("the symlink at %s was followed: victim now %v %q (%v %v)", path, fi.Mode(), b, err, rerr)
 		}
+	}
+}
+
+// PlantFIFO puts a FIFO at path, as a job could in a directory it owns, to
+// make a blocking open of the path hang. At the end of the test it opens
+// the FIFO from the other side, so an open that did block (the defect
+// under test) is released instead of holding the test binary.
+func PlantFIFO(t testing.TB, path string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	if err := unix.Mkfifo(path, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if f, err := os.OpenFile(path, os.O_RDWR|unix.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	})
+}
+
+// Within runs f and fails t if it has not returned within Guard: for
+// calls that must never block on what a job planted.
+func Within(t testing.TB, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	guard := time.NewTimer(Guard)
+	defer guard.Stop()
+	select {
+	case <-done:
+	case <-guard.C:
+		t.Fatalf("%s still blocked after %s", what, Guard)
 	}
 }

@@ -34,12 +34,15 @@ const (
 const NoRaceExitDelay = "atexit_sleep_ms=0"
 
 // Main runs the init or a child behaviour and exits when the process is one
-// of those; it returns at once in the test binary proper.
+// of those; it returns at once in the test binary proper. A behaviour in
+// the environment wins over the init's arguments: a child started as
+// "BINARY init JOB/PROC" with one set looks like an init and is not one (a
+// forged init).
 func Main() {
-	if len(os.Args) > 1 && os.Args[1] == "init" {
+	b := os.Getenv(EnvBehaviour)
+	if len(os.Args) > 1 && os.Args[1] == "init" && b == "" {
 		os.Exit(procinit.Main())
 	}
-	b := os.Getenv(EnvBehaviour)
 	if b == "" {
 		return
 	}

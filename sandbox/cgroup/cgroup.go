@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Limits are the cgroup limits of one process; nil or "" means not set.
@@ -75,15 +77,32 @@ func wanted(l Limits) []string {
 }
 
 // Create makes (or takes over, emptying it) the cgroup vigil/rel and sets
-// its limits. Warnings name the limits that cannot be enforced here.
+// its limits. On the unified hierarchy vigil/ lies below the cgroup systemd
+// delegated to the caller's unit (see Base), else at the root. Only what
+// this machine lacks is a warning: a controller that is not there (each
+// warning names the limits it leaves unenforced; with none at all, Create
+// returns no group and no error) or swap accounting. Anything else that
+// fails (the mount table or a controller file cannot be read, a directory
+// cannot be made, a limit cannot be written) is an error: the process must
+// not run without the limits it was given.
 func Create(rel string, l Limits) (*Group, []string, error) {
 	unified, v1, err := mounts()
 	if err != nil {
 		return nil, nil, err
 	}
 	want := wanted(l)
-	if unified != "" && hasControllers(unified, want) {
-		return createV2(filepath.Join(unified, "vigil", rel), unified, want, l)
+	if unified != "" {
+		base, err := Base(unified)
+		if err != nil {
+			return nil, nil, err
+		}
+		ok, err := hasControllers(base, want)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			return createV2(filepath.Join(base, "vigil", rel), base, want, l)
+		}
 	}
 	g := &Group{dirs: map[string]string{}}
 	var warns []string
@@ -95,15 +114,21 @@ func Create(rel string, l Limits) (*Group, []string, error) {
 		}
 		dir := filepath.Join(root, "vigil", rel)
 		if err := makeV1(root, dir, c); err != nil {
-			return nil, warns, err
+			_ = g.Remove()
+			return nil, nil, err
 		}
 		g.dirs[c] = dir
 	}
 	if len(g.dirs) == 0 {
-		return nil, warns, errors.New("no usable cgroup controller")
+		return nil, warns, nil
 	}
 	g.Kill() // leftovers of an instance that was never cleaned up
-	return g, append(warns, g.limitV1(l)...), nil
+	w, err := g.limitV1(l)
+	if err != nil {
+		_ = g.Remove()
+		return nil, nil, err
+	}
+	return g, append(warns, w...), nil
 }
 
 func notEnforced(controller string, l Limits) string {
@@ -124,55 +149,105 @@ func notEnforced(controller string, l Limits) string {
 	return "limits.cpuset is not enforced"
 }
 
-func hasControllers(root string, want []string) bool {
+// hasControllers reports whether the unified hierarchy at root offers
+// every controller in want. Failing to read its list is an error, not a
+// "no": under descriptor exhaustion it would send a v2-only machine to the
+// v1 hierarchies it lacks, and the process out with no limits at all.
+func hasControllers(root string, want []string) (bool, error) {
 	b, err := os.ReadFile(filepath.Join(root, "cgroup.controllers"))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
 	if err != nil {
-		return false
+		return false, fmt.Errorf("cgroup controllers: %w", err)
 	}
 	have := strings.Fields(string(b))
 	for _, w := range want {
-		found := false
-		for _, h := range have {
-			found = found || h == w
-		}
-		if !found {
-			return false
+		if !slices.Contains(have, w) {
+			return false, nil
 		}
 	}
-	return true
+	return true, nil
 }
 
-// makeV1 creates dir and its parents below root. A v1 cpuset group starts
-// with no CPUs and no memory nodes: each new level copies its parent's.
-func makeV1(root, dir, controller string) error {
+// makeLevels creates dir and the levels between root and it, calling
+// prepare(parent, level) before (v2: enabling the controllers in the
+// parent) and made(parent, level) after each level exists. A level that
+// vanishes on the way (the last instance of a sibling removing its empty
+// parents at the same moment) has the walk start again, a few times.
+func makeLevels(root, dir string, prepare, made func(parent, level string) error) error {
 	rel, _ := filepath.Rel(root, dir)
+	var err error
+	for range 10 {
+		if err = walkLevels(root, rel, prepare, made); !levelGone(err) {
+			return err
+		}
+	}
+	return err
+}
+
+// levelGone reports whether err says a level was removed under the walk:
+// its directory is gone (ENOENT), or, on v2, a file of a removed group is
+// opened or written (ENODEV).
+func levelGone(err error) bool {
+	return errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENODEV)
+}
+
+func walkLevels(root, rel string, prepare, made func(parent, level string) error) error {
 	cur := root
 	for _, part := range strings.Split(rel, string(filepath.Separator)) {
 		parent := cur
 		cur = filepath.Join(cur, part)
+		if err := prepare(parent, cur); err != nil {
+			return err
+		}
 		if err := os.Mkdir(cur, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("create cgroup %s: %w", cur, err)
 		}
-		if controller == "cpuset" {
-			for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
-				if b, err := os.ReadFile(filepath.Join(cur, f)); err == nil && strings.TrimSpace(string(b)) == "" {
-					v, _ := os.ReadFile(filepath.Join(parent, f))
-					if err := write(cur, f, strings.TrimSpace(string(v))); err != nil {
-						return err
-					}
-				}
-			}
+		if err := made(parent, cur); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-func (g *Group) limitV1(l Limits) []string {
+// makeV1 creates dir and its parents below root. A v1 cpuset group starts
+// with no CPUs and no memory nodes: each new level copies its parent's.
+func makeV1(root, dir, controller string) error {
+	none := func(string, string) error { return nil }
+	copyCpuset := func(parent, cur string) error {
+		if controller != "cpuset" {
+			return nil
+		}
+		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+			b, err := os.ReadFile(filepath.Join(cur, f))
+			if err != nil {
+				return fmt.Errorf("cgroup %s: %w", cur, err)
+			}
+			if strings.TrimSpace(string(b)) != "" {
+				continue
+			}
+			v, err := os.ReadFile(filepath.Join(parent, f))
+			if err != nil {
+				return fmt.Errorf("cgroup %s: %w", parent, err)
+			}
+			if err := write(cur, f, strings.TrimSpace(string(v))); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return makeLevels(root, dir, none, copyCpuset)
+}
+
+// limitV1 writes the limits; only missing swap accounting is a warning.
+func (g *Group) limitV1(l Limits) ([]string, error) {
 	var warns []string
+	var errs []error
 	set := func(c, file, v string) {
 		if dir, ok := g.dirs[c]; ok {
 			if err := write(dir, file, v); err != nil {
-				warns = append(warns, fmt.Sprintf("cgroup %s: %v", file, err))
+				errs = append(errs, fmt.Errorf("cgroup %s: %w", file, err))
 			}
 		}
 	}
@@ -197,7 +272,7 @@ func (g *Group) limitV1(l Limits) []string {
 	if l.CPUSet != "" {
 		set("cpuset", "cpuset.cpus", l.CPUSet)
 	}
-	return warns
+	return warns, errors.Join(errs...)
 }
 
 func swapOn() bool {
@@ -236,4 +311,62 @@ func (g *Group) Dirs() []string {
 		out = append(out, d)
 	}
 	return out
+}
+
+// Sweep removes the empty groups below vigil/rel on every hierarchy that
+// is mounted (the unified one and the v1 hierarchies of the controllers
+// vigil uses), the deepest first, and returns how many went. A group with
+// a process in it is left alone (the kernel refuses to remove it), so a
+// running process keeps its group. It is meant for groups a crash left
+// behind, swept when a supervisor starts.
+func Sweep(rel string) (int, error) {
+	unified, v1, err := mounts()
+	if err != nil {
+		return 0, err
+	}
+	roots := map[string]bool{}
+	if unified != "" {
+		roots[unified] = true
+	}
+	for _, r := range v1 {
+		roots[r] = true
+	}
+	n := 0
+	var errs []error
+	for r := range roots {
+		m, err := sweepDir(filepath.Join(r, "vigil", rel))
+		n += m
+		errs = append(errs, err)
+	}
+	return n, errors.Join(errs...)
+}
+
+// sweepDir removes dir and the groups below it that are empty, children
+// first, and returns how many went.
+func sweepDir(dir string) (int, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("sweep cgroups: %w", err)
+	}
+	n := 0
+	var errs []error
+	for _, e := range entries {
+		if e.IsDir() {
+			m, err := sweepDir(filepath.Join(dir, e.Name()))
+			n += m
+			errs = append(errs, err)
+		}
+	}
+	switch err := os.Remove(dir); {
+	case err == nil:
+		n++
+	case errors.Is(err, syscall.EBUSY), errors.Is(err, syscall.ENOTEMPTY), errors.Is(err, os.ErrNotExist):
+		// a process, or a group with one, is still in it
+	default:
+		errs = append(errs, fmt.Errorf("sweep cgroups: %w", err))
+	}
+	return n, errors.Join(errs...)
 }

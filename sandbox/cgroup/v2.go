@@ -6,33 +6,31 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // createV2 makes dir below root, enabling the controllers at every level
-// above it.
+// above it, and writes the limits; only missing swap accounting is a
+// warning.
 func createV2(dir, root string, want []string, l Limits) (*Group, []string, error) {
-	rel, _ := filepath.Rel(root, dir)
-	cur := root
 	enable := "+" + strings.Join(want, " +")
-	for _, part := range strings.Split(rel, string(filepath.Separator)) {
-		if err := write(cur, "cgroup.subtree_control", enable); err != nil {
-			return nil, nil, fmt.Errorf("cgroup %s: %w", cur, err)
+	control := func(parent, _ string) error {
+		if err := write(parent, "cgroup.subtree_control", enable); err != nil {
+			return fmt.Errorf("cgroup %s: %w", parent, err)
 		}
-		cur = filepath.Join(cur, part)
-		if err := os.Mkdir(cur, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			return nil, nil, fmt.Errorf("create cgroup %s: %w", cur, err)
-		}
+		return nil
+	}
+	if err := makeLevels(root, dir, control, func(string, string) error { return nil }); err != nil {
+		return nil, nil, err
 	}
 	g := &Group{v2: true, dirs: map[string]string{"": dir}}
 	g.Kill()
 	var warns []string
+	var errs []error
 	set := func(file, v string) {
 		if err := write(dir, file, v); err != nil {
-			warns = append(warns, fmt.Sprintf("cgroup %s: %v", file, err))
+			errs = append(errs, fmt.Errorf("cgroup %s: %w", file, err))
 		}
 	}
 	if l.Memory != nil {
@@ -55,30 +53,11 @@ func createV2(dir, root string, want []string, l Limits) (*Group, []string, erro
 	if l.CPUSet != "" {
 		set("cpuset.cpus", l.CPUSet)
 	}
+	if err := errors.Join(errs...); err != nil {
+		_ = g.Remove()
+		return nil, nil, err
+	}
 	return g, warns, nil
-}
-
-// Kill kills every process in the group and returns once none is left (or
-// the members cannot be read). On v2 the kernel does it (cgroup.kill);
-// on v1 each listed pid is killed until the list stays empty.
-func (g *Group) Kill() {
-	if g == nil {
-		return
-	}
-	for _, dir := range g.dirs {
-		if g.v2 && write(dir, "cgroup.kill", "1") == nil {
-			continue
-		}
-		for range 1000 {
-			pids := members(dir)
-			if len(pids) == 0 {
-				break
-			}
-			for _, pid := range pids {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-	}
 }
 
 func members(dir string) []int {
@@ -156,22 +135,4 @@ func (g *Group) Remove() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// removeEmpty removes a cgroup directory, waiting out the moment in which
-// killed processes still count as members (rmdir answers EBUSY).
-func removeEmpty(dir string) error {
-	var err error
-	for range 1000 {
-		err = syscall.Rmdir(dir)
-		if err == nil || errors.Is(err, syscall.ENOENT) {
-			return nil
-		}
-		if !errors.Is(err, syscall.EBUSY) {
-			break
-		}
-		runtime.Gosched() // the killed processes leave the group within microseconds
-
-	}
-	return fmt.Errorf("remove cgroup %s: %w", dir, err)
 }

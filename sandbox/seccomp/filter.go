@@ -6,11 +6,14 @@
 // ENOSYS, not EPERM, for clone3 and for every system call newer than the
 // ones it knows, so that glibc falls back to the older call; and it allows
 // rseq, faccessat2, close_range, epoll_pwait2, fchmodat2, membarrier,
-// futex_waitv, pidfd_open/pidfd_send_signal/pidfd_getfd and the other calls
-// listed in allow.txt. Everything else it knows (mount, unshare, setns,
-// ptrace, bpf, perf_event_open, kexec, module loading, keyctl, ustat...) fails
+// futex_waitv, pidfd_open and pidfd_send_signal (no more than kill(2) can
+// do) and the other calls listed in allow.txt. pidfd_getfd is refused, as
+// in bpm: it takes a copy of another process's descriptor. Everything else
+// it knows (mount, unshare, setns, ptrace, process_vm_readv, bpf,
+// perf_event_open, kexec, module loading, keyctl, ustat, syslog...) fails
 // with EPERM, as in bpm. clone is allowed only without namespace flags, and
-// personality only for PER_LINUX, PER_LINUX32 and the query value.
+// personality only for PER_LINUX, PER_LINUX32 and the query value. Every
+// difference from bpm's list, call by call, is in SECURITY.md.
 package seccomp
 
 //go:generate sh gen.sh

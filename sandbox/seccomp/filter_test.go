@@ -76,6 +76,12 @@ func TestProgram(t *testing.T) {
 		{"unshare", auditArch, unix.SYS_UNSHARE, 0, retEPERM},
 		{"ptrace", auditArch, unix.SYS_PTRACE, 0, retEPERM},
 		{"bpf", auditArch, unix.SYS_BPF, 0, retEPERM},
+		{"pidfd_getfd", auditArch, unix.SYS_PIDFD_GETFD, 0, retEPERM},
+		{"pidfd_open", auditArch, unix.SYS_PIDFD_OPEN, 0, retAllow},
+		{"process_vm_readv", auditArch, unix.SYS_PROCESS_VM_READV, 0, retEPERM},
+		{"process_mrelease", auditArch, unix.SYS_PROCESS_MRELEASE, 0, retEPERM},
+		{"syslog", auditArch, unix.SYS_SYSLOG, 0, retEPERM},
+		{"chroot (needs CAP_SYS_CHROOT), as bpm", auditArch, unix.SYS_CHROOT, 0, retAllow},
 		{"another architecture", unix.AUDIT_ARCH_I386, unix.SYS_READ, 0, retEPERM},
 	}
 	for _, tt := range tests {

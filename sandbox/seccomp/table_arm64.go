@@ -138,7 +138,6 @@ func allowed() []uint32 {
 		unix.SYS_NEWFSTATAT,
 		unix.SYS_OPENAT,
 		unix.SYS_OPENAT2,
-		unix.SYS_PIDFD_GETFD,
 		unix.SYS_PIDFD_OPEN,
 		unix.SYS_PIDFD_SEND_SIGNAL,
 		unix.SYS_PIPE2,
@@ -252,8 +251,8 @@ func allowed() []uint32 {
 		unix.SYS_WRITE,
 		unix.SYS_WRITEV,
 		unix.SYS_PROCESS_MADVISE,
-		unix.SYS_PROCESS_MRELEASE,
 		unix.SYS_MAP_SHADOW_STACK,
 		unix.SYS_MSEAL,
+		unix.SYS_CHROOT,
 	}
 }

@@ -1,4 +1,4 @@
-package sandbox
+package setup
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/job"
+	"github.com/vigil-bosh/vigil/sandbox"
 )
 
 // Prepare does on the host what bpm does before a start, beyond creating
@@ -18,7 +19,7 @@ import (
 // volumes (unless mount_only), makes shared volumes shared mount points
 // (once: a path that already is a mount point is left alone) and creates
 // the directory the root is assembled on.
-func Prepare(l boshpath.Layout, p job.Process, s Spec) error {
+func Prepare(l boshpath.Layout, p job.Process, s sandbox.Spec) error {
 	if err := os.MkdirAll(s.Root, 0o700); err != nil {
 		return fmt.Errorf("create root directory: %w", err)
 	}
@@ -55,7 +56,7 @@ func Prepare(l boshpath.Layout, p job.Process, s Spec) error {
 // path (see openSource) is refused, never followed, so no host file is
 // created, chmodded or chowned through it.
 func handOver(path string, uid, gid int) error {
-	fd, err := openCreating(path)
+	fd, err := sandbox.OpenCreating(path)
 	if err != nil {
 		return fmt.Errorf("failed to create volume %s: %w", path, err)
 	}
@@ -64,8 +65,11 @@ func handOver(path string, uid, gid int) error {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return fmt.Errorf("failed to create volume %s: %w", path, err)
 	}
+	if t := st.Mode & unix.S_IFMT; t != unix.S_IFDIR && t != unix.S_IFREG {
+		return fmt.Errorf("failed to create volume %s: not a directory or a regular file", path)
+	}
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		p, err := fdPath(fd, &st)
+		p, err := sandbox.FDPath(fd, &st)
 		if err == nil {
 			err = os.Chmod(p, 0o700) // an O_PATH descriptor takes no fchmod
 		}
@@ -83,7 +87,7 @@ func handOver(path string, uid, gid int) error {
 // itself first when it is not a mount point. Doing nothing when it already
 // is one keeps restarts from stacking mounts.
 func share(path string) error {
-	fd, err := openSource(path) // never through a planted symlink
+	fd, err := sandbox.OpenSource(path) // never through a planted symlink
 	if err != nil {
 		return fmt.Errorf("shared volume %s: %w", path, err)
 	}

@@ -1,17 +1,21 @@
-package sandbox
+package setup
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/job"
+	"github.com/vigil-bosh/vigil/sandbox"
 )
 
-func mountsByDest(ms []Mount) map[string]Mount {
-	out := map[string]Mount{}
+func mountsByDest(ms []sandbox.Mount) map[string]sandbox.Mount {
+	out := map[string]sandbox.Mount{}
 	for _, m := range ms {
 		out[m.Dest] = m
 	}
@@ -46,7 +50,7 @@ func TestMountTable(t *testing.T) {
 			t.Errorf("no mount at %s", dest)
 			return
 		}
-		if m.ReadOnly != ro || m.NoExec != noexec || (m.Kind == KindBind && (!m.NoSuid || !m.NoDev)) {
+		if m.ReadOnly != ro || m.NoExec != noexec || (m.Kind == sandbox.KindBind && (!m.NoSuid || !m.NoDev)) {
 			t.Errorf("%s: %+v, want ro=%v noexec=%v nosuid nodev", dest, m, ro, noexec)
 		}
 	}
@@ -88,29 +92,77 @@ func TestMountTable(t *testing.T) {
 	}
 	p.Unsafe.Privileged = true
 	for _, m := range mountTable(l, p) {
-		if m.Kind == KindBind && m.NoSuid && !strings.HasPrefix(m.Dest, "/dev/") {
+		if m.Kind == sandbox.KindBind && m.NoSuid && !strings.HasPrefix(m.Dest, "/dev/") {
 			t.Errorf("privileged mount %s keeps nosuid", m.Dest)
 		}
 	}
 }
 
 func TestIdentity(t *testing.T) {
-	uid, gid, warns := identity("root:nogroup", "")
-	if uid != 0 || gid == 0 || len(warns) != 0 {
-		t.Errorf("root:nogroup: %d %d %v", uid, gid, warns)
+	uid, gid, warns, err := identity("root:nogroup", "")
+	if err != nil || uid != 0 || gid == 0 || len(warns) != 0 {
+		t.Errorf("root:nogroup: %d %d %v %v", uid, gid, warns, err)
 	}
-	uid, _, warns = identity("", "no-such-user-here")
-	if uid != fallbackUID || len(warns) != 1 || !strings.Contains(warns[0], "no-such-user-here") {
-		t.Errorf("missing user: uid %d, warnings %v", uid, warns)
+	_, gid, warns, err = identity("root:no-such-group-here", "")
+	if err != nil || gid != 0 || len(warns) != 1 || !strings.Contains(warns[0], "group no-such-group-here does not exist") {
+		t.Errorf("missing group: gid %d, warnings %v, %v", gid, warns, err)
+	}
+	_, _, _, err = identity("", "no-such-user-here")
+	if err == nil || err.Error() != "user no-such-user-here does not exist" {
+		t.Errorf("missing user: %v", err)
+	}
+}
+
+// envExhausted makes the test binary the child of TestIdentityFailsClosed.
+const envExhausted = "SANDBOX_TEST_NO_DESCRIPTORS"
+
+// TestIdentityFailsClosed: a lookup that fails for any reason but "no such
+// user" (here: no descriptor left to open the passwd file with, as a flood
+// of connections leaves a daemon) fails, instead of passing for a missing
+// user and running the process as nobody. The lookups run in a child,
+// whose descriptor limit is lowered and then used up.
+func TestIdentityFailsClosed(t *testing.T) {
+	if os.Getenv(envExhausted) != "" {
+		exhaustDescriptors(t)
+		for _, spec := range []string{"root", "root:root"} {
+			uid, gid, warns, err := identity(spec, "")
+			fmt.Printf("identity %s: %d %d %v %v\n", spec, uid, gid, warns, err)
+		}
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestIdentityFailsClosed$", "-test.v")
+	cmd.Env = append(os.Environ(), envExhausted+"=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	for _, spec := range []string{"root", "root:root"} {
+		want := fmt.Sprintf("identity %s: 0 0 [] look up user root: ", spec)
+		if !strings.Contains(string(out), want) || !strings.Contains(string(out), "too many open files") {
+			t.Errorf("identity %s without descriptors: want an error, got\n%s", spec, out)
+		}
+	}
+}
+
+// exhaustDescriptors lowers the descriptor limit and opens /dev/null until
+// no descriptor is left.
+func exhaustDescriptors(t *testing.T) {
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: 64, Max: 64}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Open(os.DevNull); err != nil {
+			return
+		}
 	}
 }
 
 func TestCapNumbers(t *testing.T) {
-	nums, unknown := CapNumbers([]string{"NET_BIND_SERVICE", "CAP_SYS_ADMIN", "bogus"})
+	nums, unknown := sandbox.CapNumbers([]string{"NET_BIND_SERVICE", "CAP_SYS_ADMIN", "bogus"})
 	if len(nums) != 2 || nums[0] != 10 || nums[1] != 21 || len(unknown) != 1 {
 		t.Errorf("got %v %v", nums, unknown)
 	}
-	if n := len(privilegedCaps()); n != 38 {
+	if n := len(sandbox.PrivilegedCaps()); n != 38 {
 		t.Errorf("privileged set has %d capabilities, want Docker's 38", n)
 	}
 }

@@ -1,0 +1,357 @@
+package guest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-bosh/vigil/control"
+)
+
+const (
+	vcap      = "/var/vcap"
+	unitGroup = "/sys/fs/cgroup/system.slice/vigil.service"
+	sock      = vcap + "/sys/run/vigil/vigil.sock"
+	// termLoop logs the TERM it gets and exits on it.
+	termLoop = `trap "echo got TERM; exit 0" TERM; echo up; while :; do sleep 1 & wait $!; done`
+)
+
+// stemcellJobs are the bpm jobs, with the agent's monit files for them.
+var stemcellJobs = map[string]string{
+	"web": `processes:
+- name: server
+  executable: /bin/sh
+  args: ["-c", '` + termLoop + `']
+  limits: {memory: 64M, processes: 20, cpu_weight: 50, cpu_quota: 150, cpuset: "0"}
+`,
+	// eats memory until the OOM killer ends it; after its second kill it
+	// waits an hour in backoff, so that every report can be read.
+	"hog": `processes:
+- name: eater
+  executable: /bin/sh
+  args: ["-c", "echo eating; exec tail /dev/zero"]
+  limits: {memory: 32M}
+  restart: {backoff: {initial: 1h, max: 1h}}
+`,
+}
+
+// installStemcell lays out /var/vcap as the agent leaves it (jobs, monit
+// files, the stemcell's monitrc and monit.user), installs vigil as bpm,
+// monit and the stemcell's service, and starts the service.
+func installStemcell(t *testing.T) {
+	for name, yml := range stemcellJobs {
+		write(t, filepath.Join(vcap, "jobs", name, "config", "bpm.yml"), yml, 0o644)
+		write(t, filepath.Join(vcap, "monit", "job", "0000_"+name+".monitrc"), "check process "+name+"\n"+
+			"  with pidfile /var/vcap/sys/run/bpm/"+name+"/"+procOf(name)+".pid\n"+
+			"  start program \"/var/vcap/jobs/bpm/bin/bpm start "+name+" -p "+procOf(name)+"\"\n"+
+			"  stop program \"/var/vcap/jobs/bpm/bin/bpm stop "+name+" -p "+procOf(name)+"\"\n"+
+			"  group vcap\n", 0o644)
+	}
+	write(t, vcap+"/bosh/etc/monitrc", "set daemon 10\nset httpd port 2822 and use address 127.0.0.1\n"+
+		"  allow cleartext /var/vcap/monit/monit.user\ninclude /var/vcap/monit/*.monitrc\n"+
+		"include /var/vcap/monit/job/*.monitrc\n", 0o700)
+	write(t, vcap+"/monit/empty.monitrc", "", 0o644)
+	write(t, vcap+"/monit/monit.user", "vcap:random-password", 0o600)
+	b, err := os.ReadFile(bin("vigil"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, vcap+"/bosh/bin/vigil", string(b), 0o755)
+	sh(t, vcap+"/bosh/bin/vigil", "install", "--root", vcap, "--unit-dir", "/etc/systemd/system")
+	// The metrics, for the OOM report there: the shipped unit serves none.
+	write(t, "/etc/systemd/system/vigil.service.d/rig.conf", "[Service]\nExecStart=\n"+
+		"ExecStart=/var/vcap/bosh/bin/vigil daemon --root /var/vcap --backend native --leave-running-unless-stopping --http 127.0.0.1:2823\n", 0o644)
+	sh(t, "systemctl", "daemon-reload")
+	sh(t, "systemctl", "start", "vigil.service")
+}
+
+func procOf(job string) string {
+	if job == "web" {
+		return "server"
+	}
+	return "eater"
+}
+
+// TestStemcellService runs vigil as the stemcell's service (the unit in
+// the repository) over real jobs with limits, then restarts, storms and
+// stops it, and leaves it running for the shutdown census.
+func TestStemcellService(t *testing.T) {
+	inGuest(t)
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := exec.Command("journalctl", "--no-pager", "-n", "80", "-u", "vigil.service").CombinedOutput()
+			st, _ := exec.Command(vcap+"/bosh/bin/vigil", "status", "--root", vcap).CombinedOutput()
+			t.Logf("journal of vigil.service:\n%s\nvigil status:\n%s", out, st)
+		}
+	})
+	installStemcell(t)
+	web := running(t, "web")
+
+	t.Run("cgroup v2 limits in the delegated subtree", func(t *testing.T) { stemcellLimits(t, web) })
+	t.Run("OOM kill reported in status, monit XML and metrics", stemcellOOM)
+	t.Run("systemctl restart keeps the jobs and the new daemon adopts them", stemcellRestart)
+	t.Run("a kill of the daemon alone keeps the jobs, as the agent's reload needs", stemcellKill)
+	t.Run("a restart storm leaves no cgroup behind", stemcellStorm)
+	t.Run("systemctl stop stops every job with the ladder and leaves nothing", stemcellStop)
+
+	// Running again, for the shutdown: the census unit checks, once
+	// systemd has stopped vigil, that nothing was left.
+	sh(t, "systemctl", "start", "vigil.service")
+	web = running(t, "web")
+	write(t, "/run/vigil-rig-census.pids", strconv.Itoa(web.PID)+" "+strconv.Itoa(web.ExecPID), 0o644)
+	appendLine(t, vcap+"/sys/log/web/server.stdout.log", "vmrig: shutdown")
+	write(t, "/etc/systemd/system/vigil-rig-census.service", censusUnit, 0o644)
+	sh(t, "systemctl", "daemon-reload")
+	sh(t, "systemctl", "start", "vigil-rig-census.service")
+}
+
+// stemcellLimits: cgroup v2 limits in the delegated subtree.
+func stemcellLimits(t *testing.T, web control.ProcessStatus) {
+	dir := cgroupOf(t, web.ExecPID)
+	if !strings.HasPrefix(dir, unitGroup+"/vigil/") {
+		t.Fatalf("web/server's cgroup is %s, not below the unit's delegated %s", dir, unitGroup)
+	}
+	if d := cgroupOf(t, status(t, sock).Daemon.PID); d != unitGroup+"/supervisor" {
+		t.Errorf("the daemon runs in %s, want %s/supervisor", d, unitGroup)
+	}
+	for file, want := range map[string]string{"memory.max": "67108864", "memory.swap.max": "0",
+		"pids.max": "20", "cpu.weight": "50", "cpu.max": "150000 100000", "cpuset.cpus": "0"} {
+		got := readTrim(t, filepath.Join(dir, file))
+		if got != want {
+			t.Errorf("%s: %q, want %q", file, got, want)
+		}
+		t.Logf("vmrig: %s/%s = %s", strings.TrimPrefix(dir, "/sys/fs/cgroup/"), file, got)
+	}
+}
+
+// stemcellOOM: OOM kill reported in status, monit XML and metrics.
+func stemcellOOM(t *testing.T) {
+	waitEvent(t, sock, 3*time.Minute, func(ev control.Event) bool {
+		return ev.Job == "hog" && ev.Kind == control.EventBackoff && ev.Restarts >= 1
+	})
+	hog, _ := processOf(status(t, sock), "hog", "eater")
+	if hog.LastExit == nil || !hog.LastExit.OOM {
+		t.Fatalf("hog/eater's last exit %+v, want an OOM kill", hog.LastExit)
+	}
+	text := sh(t, vcap+"/bosh/bin/vigil", "status", "--root", vcap)
+	if !strings.Contains(text, "killed by the OOM killer") {
+		t.Errorf("vigil status does not say OOM:\n%s", text)
+	}
+	xml := get(t, "http://127.0.0.1:2822/_status2?format=xml", "vcap", "random-password")
+	hogXML := regexp.MustCompile(`<service name="hog">.*?</service>`).FindString(xml)
+	if !strings.Contains(hogXML, "<status>512</status>") || !strings.Contains(hogXML, "killed by the OOM killer") {
+		t.Errorf("monit XML for hog: %s", hogXML)
+	}
+	var user, pass string
+	for _, line := range strings.Split(readTrim(t, vcap+"/sys/run/vigil/http-credentials"), "\n") {
+		if !strings.HasPrefix(line, "#") && strings.Contains(line, ":") {
+			user, pass, _ = strings.Cut(strings.TrimSpace(line), ":")
+		}
+	}
+	metrics := get(t, "http://127.0.0.1:2823/metrics", user, pass)
+	m := regexp.MustCompile(`vigil_process_oom_kills_total\{job="hog",process="eater"\} (\d+)`).FindStringSubmatch(metrics)
+	if m == nil || m[1] == "0" {
+		t.Errorf("no OOM kill in the metrics: %v", m)
+	}
+	t.Logf("vmrig: OOM: vigil status %q; monit XML %s; metrics %s", hog.LastExit.Description, hogXML, m)
+}
+
+// stemcellRestart: systemctl restart keeps the jobs and the new daemon adopts them.
+func stemcellRestart(t *testing.T) {
+	before := status(t, sock)
+	web, _ := processOf(before, "web", "server")
+	sh(t, "systemctl", "restart", "vigil.service")
+	act(t, control.ActionStart, "web") // answered by the new daemon once it has adopted web
+	st := status(t, sock)
+	after, _ := processOf(st, "web", "server")
+	if st.Daemon.PID == before.Daemon.PID {
+		t.Fatalf("the daemon kept pid %d across the restart", st.Daemon.PID)
+	}
+	if after.PID != web.PID || after.ExecPID != web.ExecPID {
+		t.Errorf("web/server was pid %d (executable %d), now %d (%d)", web.PID, web.ExecPID, after.PID, after.ExecPID)
+	}
+	if after.Restarts != web.Restarts {
+		t.Errorf("web/server restarts %d → %d", web.Restarts, after.Restarts)
+	}
+	t.Logf("vmrig: restart of vigil.service: daemon %d → %d; web/server init %d → %d, executable %d → %d",
+		before.Daemon.PID, st.Daemon.PID, web.PID, after.PID, web.ExecPID, after.ExecPID)
+}
+
+// stemcellKill: a kill of the daemon alone keeps the jobs, as the agent's reload needs.
+func stemcellKill(t *testing.T) {
+	before := status(t, sock)
+	web, _ := processOf(before, "web", "server")
+	exited := exitOf(t, before.Daemon.PID)
+	sh(t, "systemctl", "kill", "--kill-whom=main", "vigil.service")
+	exited()
+	sh(t, "systemctl", "start", "vigil.service") // the agent's start; Restart=always would do it too
+	act(t, control.ActionStart, "web")
+	st := status(t, sock)
+	after, _ := processOf(st, "web", "server")
+	if st.Daemon.PID == before.Daemon.PID || after.ExecPID != web.ExecPID {
+		t.Errorf("daemon %d → %d, web/server executable %d → %d", before.Daemon.PID, st.Daemon.PID, web.ExecPID, after.ExecPID)
+	}
+}
+
+// stemcellStorm: a restart storm leaves no cgroup behind.
+func stemcellStorm(t *testing.T) {
+	for range 3 {
+		sh(t, "systemctl", "restart", "vigil.service")
+		p := running(t, "web")
+		sh(t, "kill", "-KILL", strconv.Itoa(p.ExecPID)) // the process is restarted in a new group
+		waitEvent(t, sock, 2*time.Minute, func(ev control.Event) bool {
+			return ev.Job == "web" && ev.Kind == control.EventRestarted && ev.Restarts > p.Restarts
+		})
+	}
+	for _, g := range groupsBelow(unitGroup + "/vigil") {
+		if strings.Count(strings.TrimPrefix(g, unitGroup+"/vigil/"), "/") == 3 && readTrim(t, g+"/cgroup.procs") == "" {
+			t.Errorf("empty instance group left behind: %s", g)
+		}
+	}
+	if n := len(leaves(unitGroup + "/vigil/bosh/web/server")); n != 1 {
+		t.Errorf("web/server has %d instance groups, want 1: %v", n, groupsBelow(unitGroup+"/vigil/bosh/web"))
+	}
+}
+
+// stemcellStop: systemctl stop stops every job with the ladder and leaves nothing.
+func stemcellStop(t *testing.T) {
+	web, _ := processOf(status(t, sock), "web", "server")
+	sh(t, "systemctl", "stop", "vigil.service")
+	checkStopped(t, []int{web.PID, web.ExecPID}, "")
+}
+
+// censusUnit is stopped after vigil.service at the shutdown (it is
+// ordered before it), and runs the census then.
+const censusUnit = `[Unit]
+Description=vigil rig: what vigil's stop at the shutdown left
+Before=vigil.service
+RequiresMountsFor=/rig
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/bin/true
+Environment=VIGIL_VM_GUEST=1 VIGIL_VM_CENSUS=1
+ExecStop=/bin/sh -c '/opt/rig/internal-vmrig-guest.test -test.v -test.run "^TestStemcellShutdownCensus$" > /rig/out/stemcell-shutdown.log 2>&1; echo $? > /rig/out/stemcell-shutdown.rc'
+`
+
+// TestStemcellShutdownCensus runs at the guest's shutdown, after systemd
+// stopped vigil.service: every job was stopped with the ladder (web's TERM
+// is in its log after the mark) and no process or cgroup is left.
+func TestStemcellShutdownCensus(t *testing.T) {
+	inGuest(t)
+	if os.Getenv("VIGIL_VM_CENSUS") != "1" {
+		t.Skip("runs at the guest's shutdown (vigil-rig-census.service)")
+	}
+	var pids []int
+	for _, f := range strings.Fields(readTrim(t, "/run/vigil-rig-census.pids")) {
+		n, _ := strconv.Atoi(f)
+		pids = append(pids, n)
+	}
+	checkStopped(t, pids, "vmrig: shutdown")
+	t.Log("vmrig: at the shutdown vigil stopped web/server with its TERM; no process and no cgroup left")
+}
+
+// checkStopped asserts that the unit's daemon stopped web/server with its
+// shutdown signal (logged after the mark, when given) and left neither
+// process nor cgroup.
+func checkStopped(t *testing.T, pids []int, mark string) {
+	t.Helper()
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("pid %d of web/server still runs", pid)
+		}
+	}
+	log := readTrim(t, vcap+"/sys/log/web/server.stdout.log")
+	if mark != "" {
+		_, log, _ = strings.Cut(log, mark)
+	}
+	if !strings.Contains(log, "got TERM") {
+		t.Errorf("web/server did not get its TERM:\n%s", log)
+	}
+	if left := groupsBelow(unitGroup); len(left) > 0 {
+		t.Errorf("cgroups left behind: %v", left)
+	}
+	if b, err := os.ReadFile(unitGroup + "/cgroup.procs"); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		t.Errorf("processes left in %s: %s", unitGroup, b)
+	}
+}
+
+// running waits until the job's process runs (the control API's start
+// blocks until it has settled) and returns its status.
+func running(t *testing.T, job string) control.ProcessStatus {
+	t.Helper()
+	act(t, control.ActionStart, job)
+	p, _ := processOf(status(t, sock), job, procOf(job))
+	if p.State != "running" || p.ExecPID == 0 {
+		t.Fatalf("%s: %+v", job, p)
+	}
+	return p
+}
+
+// act asks the daemon for an action on a job's one process, waiting (on
+// the socket's directory) for a daemon that is still starting.
+func act(t *testing.T, action, job string) control.ProcessStatus {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for {
+		sts, err := control.NewClient(sock).Act(ctx, control.ActionRequest{Action: action, Job: job})
+		if err == nil && len(sts) == 1 {
+			return sts[0]
+		}
+		var ce *control.Error
+		if ctx.Err() != nil || errors.As(err, &ce) {
+			t.Fatalf("%s %s: %v %+v", action, job, err, sts)
+		}
+		watchOnce(ctx, filepath.Dir(sock)) // not answering yet
+	}
+}
+
+func get(t *testing.T, url, user, pass string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.SetBasicAuth(user, pass)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s\n%s", url, resp.Status, b)
+	}
+	return string(b)
+}
+
+func appendLine(t *testing.T, path, line string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(line + "\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// leaves lists the groups below dir that have none below them.
+func leaves(dir string) []string {
+	var out []string
+	for _, g := range groupsBelow(dir) {
+		if len(groupsBelow(g)) == 0 {
+			out = append(out, g)
+		}
+	}
+	return out
+}

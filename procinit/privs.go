@@ -1,0 +1,67 @@
+package procinit
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// keptCaps are the capabilities the init still needs once the executable
+// runs. CAP_KILL: the executable and its tree run as the job's user, and
+// the init signals them, kills what is left of them in its PID namespace
+// and in the cgroup. CAP_DAC_OVERRIDE: the job's user owns the log
+// directory, where the init reopens and rotates the logs. Everything else
+// it does as the owner of root's files (the pid file, the exit record, the
+// cgroup directories), which it stays: it keeps uid 0.
+const keptCaps = 1<<unix.CAP_KILL | 1<<unix.CAP_DAC_OVERRIDE
+
+// errNoAllThreads: a binary built with cgo cannot change every thread's
+// capabilities (syscall.AllThreadsSyscall refuses), so the init keeps
+// them; vigil's release build has no cgo.
+var errNoAllThreads = errors.New("this binary is built with cgo, which cannot change every thread's capabilities")
+
+// dropCapabilities leaves the init, on every one of its threads, with
+// keptCaps alone: in the bounding set (so that nothing can regain the
+// rest), and as permitted and effective; none inheritable or ambient. It
+// is called once the executable runs, when the init has no more
+// namespaces, mounts or identities to set up. Without root it does
+// nothing: it holds no capability.
+func dropCapabilities() error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	// The bounding set first: dropping from it needs CAP_SETPCAP, which
+	// the capset below gives up.
+bounding:
+	for c := uintptr(0); c < 64; c++ {
+		if keptCaps&(1<<c) != 0 {
+			continue
+		}
+		_, _, e := syscall.AllThreadsSyscall(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0)
+		switch {
+		case e == syscall.ENOTSUP:
+			return errNoAllThreads
+		case e == syscall.EINVAL:
+			break bounding // past the kernel's last capability
+		case e != 0:
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, e)
+		}
+	}
+	if _, _, e := syscall.AllThreadsSyscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e != 0 {
+		return fmt.Errorf("clear the ambient capabilities: %w", e)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	data := [2]unix.CapUserData{{Effective: keptCaps, Permitted: keptCaps}}
+	_, _, e := syscall.AllThreadsSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0)
+	runtime.KeepAlive(&hdr)
+	runtime.KeepAlive(&data)
+	if e != 0 {
+		return fmt.Errorf("set the capabilities: %w", e)
+	}
+	return nil
+}
