@@ -316,3 +316,59 @@ func TestMonitNameConflictKeepsTheHealthyJob(t *testing.T) {
 	wantProblem(st)
 	check("after a fresh start")
 }
+
+// TestMonitReloadDoesNotWaitForACycle: as monit's, a reload (the agent's
+// "monit reload") returns once its starts have settled, without waiting
+// for the new engine's first cycle; and a test the cycle is waiting on
+// (an answer that never comes, within a 60 s timeout) holds up neither that
+// nor the daemon's shutdown.
+func TestMonitReloadDoesNotWaitForACycle(t *testing.T) {
+	h := newHarness(t)
+	h.writeJob("web", pr{"server", "serve", nil})
+	port := freePort(t)
+	h.write("bosh/etc/monitrc", fmt.Sprintf("set daemon 1\nset httpd port %d and use address 127.0.0.1\n"+
+		"  allow cleartext /var/vcap/monit/monit.user\ninclude /var/vcap/monit/job/*.monitrc\n", port), 0o600)
+	h.write("monit/monit.user", "vcap:random-password", 0o600)
+	h.write("monit/job/0000_web.monitrc", "check process web\n  with pidfile /var/vcap/sys/run/bpm/web/server.pid\n"+
+		"  start program \"/var/vcap/jobs/bpm/bin/bpm start web -p server\"\n"+
+		"  stop program \"/var/vcap/jobs/bpm/bin/bpm stop web -p server\"\n  group vcap\n", 0o644)
+	h.start(supervise.Timing{})
+	h.rep.Expect(t, "ready")
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	asked := make(chan net.Conn, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			_, _ = io.ReadFull(c, make([]byte, 4)) // "GET ": the test waits for the answer now
+			asked <- c                             // held open, never answered
+		}
+	}()
+	h.write("monit/job/0001_slow.monitrc", fmt.Sprintf("check host slow with address 127.0.0.1\n"+
+		"  if failed port %d protocol http with timeout 60 seconds then alert\n", ln.Addr().(*net.TCPAddr).Port), 0o644)
+	within := func(what string, f func()) {
+		t.Helper()
+		done := make(chan struct{})
+		go func() { defer close(done); f() }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			t.Fatalf("%s waits for the host test's 60 s timeout", what)
+		}
+	}
+	within("the reload", func() {
+		if _, err := h.c.Reload(t.Context()); err != nil {
+			t.Error(err)
+		}
+	})
+	c := <-asked // the new engine's first cycle is in the test
+	defer c.Close()
+	within("the shutdown", func() {
+		if err := h.stop(); err != nil {
+			t.Error(err)
+		}
+	})
+}

@@ -135,6 +135,7 @@ func icmpEcho(ctx context.Context, host string, count int, timeout time.Duration
 		return 0, fmt.Errorf("%w: %w", errNoICMP, err)
 	}
 	defer conn.Close()
+	defer context.AfterFunc(ctx, func() { _ = conn.SetReadDeadline(time.Unix(1, 0)) })()
 	if timeout <= 0 {
 		timeout = monitrc.DefaultConnTimeout
 	}
@@ -149,6 +150,9 @@ func icmpEcho(ctx context.Context, host string, count int, timeout time.Duration
 			continue
 		}
 		_ = conn.SetReadDeadline(start.Add(timeout))
+		if ctx.Err() != nil { // ended between the check and the deadline
+			return 0, ctx.Err()
+		}
 		for {
 			n, from, err := conn.ReadFrom(buf)
 			if err != nil {
@@ -219,6 +223,9 @@ func connect(ctx context.Context, t monitrc.Test) checked {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
 	}
+	// The engine's end (a reload, the shutdown) ends a test in flight: it
+	// never holds them up for its timeout.
+	defer context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })()
 	if t.Type == "udp" && t.Protocol == "" {
 		// monit's socket_is_ready: a byte out, and the refusal that comes
 		// back from a closed port.

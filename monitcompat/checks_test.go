@@ -1,6 +1,7 @@
 package monitcompat
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"net"
@@ -159,5 +160,41 @@ func TestNotPerformed(t *testing.T) {
 	}
 	if got := summaryLine(e, "db"); got != "Remote Host 'db' Data access error" {
 		t.Fatalf("summary %q", got)
+	}
+}
+
+// TestEndCutsATestShort: the engine's end (a reload, the shutdown) ends a
+// connection test waiting for an answer instead of waiting out its timeout, and the
+// test cut short posts nothing.
+func TestEndCutsATestShort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			// The request read: the test waits for the answer now.
+			_, _ = bufio.NewReader(c).ReadString('\n')
+			accepted <- c // held open, never answered
+		}
+	}()
+	e, _ := checkedEngine(t, fmt.Sprintf(`check host slow with address 127.0.0.1
+  if failed port %d protocol http with timeout 60 seconds then alert
+`, ln.Addr().(*net.TCPAddr).Port))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); e.cycle(ctx) }()
+	c := <-accepted
+	defer c.Close()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cycle waited out the test's 60 s timeout after the engine's end")
+	}
+	if st := statusOf(e, e.cfg.Services[0]); st.Events != 0 {
+		t.Fatalf("the test cut short posted %+v", st)
 	}
 }

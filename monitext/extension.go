@@ -62,6 +62,7 @@ type Extension struct {
 	engine     atomic.Pointer[monitcompat.Engine]
 	engineStop func()
 	booted     chan struct{} // held by the engine in force until Settled closes it
+	settled    bool          // a Settled has run: the daemon's first load is behind
 	srv        *monitcompat.Server
 	srvDone    chan error
 	programs   programs // the engines' programs, ended and waited for by Wait
@@ -186,15 +187,20 @@ func (x *Extension) Apply(ctx context.Context) error {
 }
 
 // Settled says the reload's starts have settled: the engine's first cycle
-// runs now (seeing them, as monit's first cycle makes them), and Settled
-// returns once it has, or once ctx is done.
+// runs now (seeing them, as monit's first cycle makes them). At the
+// daemon's first load Settled returns once that cycle has run (the daemon
+// is ready then), or once ctx is done; at a later reload it returns at
+// once, as monit's reload does not wait for a cycle (one held up by its
+// hosts' timeouts would hold up "monit reload").
 func (x *Extension) Settled(ctx context.Context) {
 	if x.booted == nil {
 		return
 	}
 	close(x.booted)
 	x.booted = nil
-	if e := x.engine.Load(); e != nil {
+	first := !x.settled
+	x.settled = true
+	if e := x.engine.Load(); e != nil && first {
 		select {
 		case <-e.Checked():
 		case <-ctx.Done():
