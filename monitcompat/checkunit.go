@@ -10,14 +10,15 @@ import (
 // CheckUnit is a service the engine's cycles check themselves: a file,
 // directory, fifo, filesystem, remote host or the system. It keeps the
 // monitoring flag and runs the start and stop programs without waiting
-// for them (monit waits only for processes); the engine's cycles hold the
-// rest of its status.
+// for them (monit waits only for processes), and ends the session of a
+// start program that fails; the engine's cycles hold the rest of its
+// status.
 type CheckUnit struct {
 	svc *monitrc.Service
 
 	mu      sync.Mutex
 	monitor bool
-	spawn   func(p *monitrc.Program, env []string) // set by the engine
+	spawn   func(p *monitrc.Program, env []string, endOnFailure bool) // set by the engine
 }
 
 var _ Unit = (*CheckUnit)(nil)
@@ -27,13 +28,14 @@ func NewCheckUnit(svc *monitrc.Service, monitored bool) *CheckUnit {
 	return &CheckUnit{svc: svc, monitor: monitored}
 }
 
-// run runs p (if any) through the engine's spawner.
+// run runs p (if any) through the engine's spawner; a start program
+// that fails has its session ended.
 func (u *CheckUnit) run(p *monitrc.Program, event string) {
 	u.mu.Lock()
 	spawn := u.spawn
 	u.mu.Unlock()
 	if p != nil && spawn != nil {
-		spawn(p, Env(u.svc, hostname(), event, event, 0))
+		spawn(p, Env(u.svc, hostname(), event, event, 0), p == u.svc.Start)
 	}
 }
 

@@ -373,7 +373,7 @@ func (e *Engine) handle(ctx context.Context, svc *monitrc.Service, st *svcState,
 			if u, ok := e.Unit(svc.Name); ok {
 				pid = u.Status().PID
 			}
-			e.spawn(a.Exec, Env(svc, e.opts.Host, EventText(h.p.bit, h.failed, h.p.change), h.p.message, pid))
+			e.spawn(a.Exec, Env(svc, e.opts.Host, EventText(h.p.bit, h.failed, h.p.change), h.p.message, pid), false)
 		}
 	case monitrc.ActRestart, monitrc.ActStart, monitrc.ActStop:
 		if a.Kind != monitrc.ActStop && hasRates(svc) {

@@ -19,8 +19,8 @@ type spawns struct {
 	runs []string
 }
 
-func (s *spawns) spawn(t0 time.Time) func(p *monitrc.Program, env []string) {
-	return func(p *monitrc.Program, env []string) {
+func (s *spawns) spawn(t0 time.Time) func(p *monitrc.Program, env []string, endOnFailure bool) {
+	return func(p *monitrc.Program, env []string, _ bool) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		event := ""

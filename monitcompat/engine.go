@@ -126,10 +126,12 @@ type EngineOptions struct {
 	// must not block.
 	Alert func(Alert)
 	// Spawn, if set, runs an exec action's program (or a check's start or
-	// stop program) without waiting for it, and owns it. Without it the
-	// engine spawns the program itself in a session of its own and Run
-	// waits for it before returning.
-	Spawn func(p *monitrc.Program, env []string)
+	// stop program) without waiting for it, and owns it; endOnFailure (a
+	// check's start program) asks that the session of a program that
+	// fails be ended (Running.Wait). Without it the engine spawns the
+	// program itself in a session of its own and Run waits for it before
+	// returning.
+	Spawn func(p *monitrc.Program, env []string, endOnFailure bool)
 	// Booting names the services the daemon starts now because they do
 	// not run, as monit's first cycle starts them: that first start counts
 	// as a restart for the restart-rate rules, as it does in monit.

@@ -85,6 +85,25 @@ func Spawn(p *monitrc.Program, env []string) (*Running, error) {
 	return &Running{PID: cmd.Process.Pid, Done: done}, nil
 }
 
+// Wait returns the program's end, once it has ended or ctx is done (then
+// its session is ended first). With endOnFailure (a check's start
+// program) a program that fails has its session ended too, so that what
+// it left behind does not pile up at every retry; a program that exits 0
+// keeps what it started.
+func (r *Running) Wait(ctx context.Context, endOnFailure bool) error {
+	var err error
+	select {
+	case err = <-r.Done:
+	case <-ctx.Done():
+		EndSession(r.PID, 0)
+		err = <-r.Done
+	}
+	if err != nil && endOnFailure {
+		EndSession(r.PID, 0)
+	}
+	return err
+}
+
 // EndSession kills (SIGKILL) every process left in the session sid, the
 // session of a program Spawn started, except keep (the service's own
 // process, 0 for none). A session id is not reused while one of its

@@ -2,6 +2,7 @@ package monitcompat
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -129,14 +130,55 @@ func TestFailedStartEndsItsSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	// The kill is sent before the exit is reported: the child ends now.
+	awaitEnd(t, string(b))
+}
+
+// TestFailedCheckStartEndsItsSession: a check's start program (a file
+// check's mount-style program, run again at every cycle the file is
+// missing) that fails has what it started in its session killed as it
+// exits, through the engine's own spawner as through Options.Spawn's.
+func TestFailedCheckStartEndsItsSession(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "child")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	leak := script(t, dir, "leak", "sleep 1000 &\necho $! > "+fifo+"\nexit 1\n")
+	f, err := monitrc.Parse("f", []byte("check file mounter with path "+filepath.Join(dir, "missing")+
+		"\n  start program \""+leak+"\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := f.Services[0]
+	e := NewEngineWith(&monitrc.Config{Cycle: time.Second, Services: f.Services},
+		map[string]Unit{svc.Name: NewCheckUnit(svc, true)}, EngineOptions{Host: "h"})
+	t.Cleanup(e.endSpawned)
+	e.cycle(context.Background()) // missing: the start program runs
+	b, err := os.ReadFile(fifo)   // its child's pid, written just before it fails
+	if err != nil {
+		t.Fatal(err)
+	}
+	awaitEnd(t, string(b))
+}
+
+// awaitEnd waits (up to testGuard) for the process whose pid is in s to
+// end, and fails the test if it does not (killing it then).
+func awaitEnd(t *testing.T, s string) {
+	t.Helper()
+	pid, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		t.Fatal(err)
+	}
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
 		return // gone (and reaped) already
 	}
 	defer unix.Close(fd)
-	// The kill is sent before the exit is reported: the child ends now.
 	n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(testGuard/time.Millisecond))
+	for errors.Is(err, unix.EINTR) { // the runtime's signals; the guard starts over, as only a failure waits it out
+		n, err = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(testGuard/time.Millisecond))
+	}
 	if err != nil || n != 1 {
 		unix.Kill(pid, unix.SIGKILL)
 		t.Fatalf("the failed start's child %d is still running (%v)", pid, err)

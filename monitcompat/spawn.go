@@ -1,6 +1,7 @@
 package monitcompat
 
 import (
+	"context"
 	"os"
 
 	"github.com/vigil-bosh/vigil/monitrc"
@@ -9,9 +10,11 @@ import (
 // spawn runs a program of the engine's (an exec action's, a check's start
 // or stop program) without waiting for it: through Options.Spawn when set,
 // else in a session of its own that Run ends and waits for on its way out.
-func (e *Engine) spawn(p *monitrc.Program, env []string) {
+// With endOnFailure, the session of a program that fails is ended as it
+// exits (Running.Wait).
+func (e *Engine) spawn(p *monitrc.Program, env []string, endOnFailure bool) {
 	if e.opts.Spawn != nil {
-		e.opts.Spawn(p, env)
+		e.opts.Spawn(p, env, endOnFailure)
 		return
 	}
 	run, err := Spawn(p, env)
@@ -22,7 +25,7 @@ func (e *Engine) spawn(p *monitrc.Program, env []string) {
 	e.running[run.PID] = true
 	e.mu.Unlock()
 	e.spawned.Go(func() {
-		<-run.Done
+		_ = run.Wait(context.Background(), endOnFailure) // endSpawned ends it at Run's end
 		e.mu.Lock()
 		delete(e.running, run.PID)
 		e.mu.Unlock()

@@ -136,15 +136,16 @@ func (x *Extension) stats(pid int, st *monitcompat.UnitStatus) {
 
 // programs runs the engines' programs (exec actions, checks' start and
 // stop programs), each in a session of its own, owned by the extension:
-// bounded by the ctx of Apply (the session is ended then) and waited for
-// by Wait. run never blocks.
+// bounded by the ctx of Apply (the session is ended then), ended as it
+// fails when endOnFailure (monitcompat.Running.Wait) and waited for by
+// Wait. run never blocks.
 type programs struct {
 	ctx context.Context
 	log *slog.Logger
 	wg  sync.WaitGroup
 }
 
-func (ps *programs) run(p *monitrc.Program, env []string) {
+func (ps *programs) run(p *monitrc.Program, env []string, endOnFailure bool) {
 	run, err := monitcompat.Spawn(p, env)
 	if err != nil {
 		ps.log.Error("monit program", "program", p.Argv[0], "error", err)
@@ -153,13 +154,7 @@ func (ps *programs) run(p *monitrc.Program, env []string) {
 	ps.log.Info("monit program", "program", p.Argv[0], "pid", run.PID)
 	ctx := ps.ctx
 	ps.wg.Go(func() {
-		select {
-		case err = <-run.Done:
-		case <-ctx.Done():
-			monitcompat.EndSession(run.PID, 0)
-			err = <-run.Done
-		}
-		if err != nil {
+		if err := run.Wait(ctx, endOnFailure); err != nil {
 			ps.log.Warn("monit program", "program", p.Argv[0], "error", err)
 		}
 	})
