@@ -90,12 +90,27 @@ func derive(t tracked, cur control.ProcessStatus, inst int, now time.Time) (trac
 			t.downAt = time.Time{}
 		}
 	}
+	if ev, ok := escalation(prev, cur, now); ok {
+		out = append(out, ev)
+	}
 	out = append(out, probeEvents(prev, cur, now)...)
 	// Health and readiness within one running instance (its start says the rest).
 	if state == supervise.Running && was == supervise.Running && !newInstance {
 		out = append(out, healthEvents(prev, cur, now)...)
 	}
 	return t, out
+}
+
+// escalation is the event of a stop that went on to a step past the
+// shutdown signal between prev and cur, e.g. "SIGQUIT after 15s".
+func escalation(prev, cur control.ProcessStatus, now time.Time) (control.Event, bool) {
+	s := cur.Stop
+	if s == nil || s.Step == control.StepSignal || (prev.Stop != nil && prev.Stop.Step == s.Step) {
+		return control.Event{}, false
+	}
+	after := s.StepAt.Sub(s.Began).Round(100 * time.Millisecond)
+	return control.Event{Time: now, Job: cur.Job, Process: cur.Process, Kind: control.EventEscalated,
+		PID: cur.PID, Restarts: cur.Restarts, Message: fmt.Sprintf("%s after %s (%s)", s.Signal, after, s.Step)}, true
 }
 
 // stateOf is the state a status names (Stopped when it names none).

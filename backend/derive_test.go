@@ -32,6 +32,11 @@ func TestDerive(t *testing.T) {
 		}
 	}
 	down := func(s *supervise.Status) { s.WantUp = false }
+	ladder := func(step supervise.LadderStep, sec int) func(*supervise.Status) {
+		return func(s *supervise.Status) {
+			s.Stop = &supervise.Ladder{Step: step, Signal: syscall.SIGTERM, Began: t0, StepAt: t0.Add(time.Duration(sec) * time.Second)}
+		}
+	}
 	ready := func(s *supervise.Status) { s.Ready = true }
 	health := func(h string) func(*supervise.Status) { return func(s *supervise.Status) { s.Health = h } }
 	unmonitored := func(s *supervise.Status) { s.Unmonitored = true }
@@ -71,6 +76,14 @@ func TestDerive(t *testing.T) {
 			{st(supervise.Stopping, 1, 0, down), []string{"stopping"}},
 			{st(supervise.Stopped, 1, 0, down, exit(0, 0, false, 2)), []string{"exited", "stopped"}},
 			{st(supervise.Stopped, 1, 0, down, exit(0, 0, false, 2)), nil},
+		}},
+		{name: "a stop that escalates", steps: []step{
+			{st(supervise.Running, 1, 0), []string{"started"}},
+			{st(supervise.Stopping, 1, 0, down, ladder(supervise.StepSignal, 0)), []string{"stopping"}},
+			{st(supervise.Stopping, 1, 0, down, ladder(supervise.StepQuit, 15)), []string{"escalated"}},
+			{st(supervise.Stopping, 1, 0, down, ladder(supervise.StepQuit, 15)), nil},
+			{st(supervise.Stopping, 1, 0, down, ladder(supervise.StepKill, 17)), []string{"escalated"}},
+			{st(supervise.Stopped, 1, 0, down, exit(0, syscall.SIGKILL, false, 17)), []string{"exited", "stopped"}},
 		}},
 		{name: "restart by request is a start", steps: []step{
 			{st(supervise.Running, 1, 3), []string{"started"}},
@@ -150,5 +163,38 @@ func TestDeriveDetails(t *testing.T) {
 	if len(evs) != 2 || evs[0].Exit == nil || !evs[0].Exit.OOM || evs[0].Exit.Signal != "SIGKILL" ||
 		!strings.Contains(evs[1].Message, "OOM") {
 		t.Fatalf("oom events %+v", evs)
+	}
+}
+
+// TestDeriveEscalation checks what a stop's escalation and its end carry:
+// the event names the signal and when it was sent, and the exit says how
+// the stop ended, apart from a clean one.
+func TestDeriveEscalation(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 2, 0, 0, 0, time.UTC)
+	id := supervise.ID{Job: "web", Process: "server"}
+	stopping := supervise.Status{ID: id, State: supervise.Stopping, Gen: 1, PID: 41,
+		Stop: &supervise.Ladder{Step: supervise.StepSignal, Signal: syscall.SIGTERM, Began: t0, StepAt: t0}}
+	tr, _ := derive(tracked{}, ProcessStatus(stopping), 1, t0)
+	if ps := ProcessStatus(stopping); ps.Stop == nil || ps.Stop.Step != control.StepSignal || ps.Stop.Signal != "SIGTERM" {
+		t.Fatalf("stopping status %+v", ps.Stop)
+	}
+	quit := stopping
+	quit.Stop = &supervise.Ladder{Step: supervise.StepQuit, Signal: syscall.SIGQUIT, Began: t0, StepAt: t0.Add(15 * time.Second)}
+	tr, evs := derive(tr, ProcessStatus(quit), 1, t0.Add(15*time.Second))
+	if len(evs) != 1 || evs[0].Kind != control.EventEscalated || evs[0].Message != "SIGQUIT after 15s (quit)" || evs[0].PID != 41 {
+		t.Fatalf("escalation %+v", evs)
+	}
+	killed := supervise.Status{ID: id, State: supervise.Stopped, Gen: 1, LastExit: &supervise.Exit{Signal: syscall.SIGKILL, At: t0.Add(17 * time.Second),
+		Stop: &supervise.Ladder{Step: supervise.StepKill, Signal: syscall.SIGKILL, Began: t0, After: 17 * time.Second}}}
+	_, evs = derive(tr, ProcessStatus(killed), 1, t0.Add(17*time.Second))
+	e := evs[0].Exit
+	if evs[0].Kind != control.EventExited || e.StopStep != control.StepKill || e.StoppedBy != "SIGKILL" || e.StopSeconds != 17 ||
+		e.Description != "stopped by SIGKILL after 17s (killed by signal SIGKILL)" {
+		t.Fatalf("exit after an escalated stop %+v %+v", evs[0], e)
+	}
+	for i, name := range []string{control.StepSignal, control.StepQuit, control.StepKill, control.StepForceKill} {
+		if got := supervise.LadderStep(i + 1).String(); got != name {
+			t.Errorf("step %d is %q in supervise, %q on the wire", i+1, got, name)
+		}
 	}
 }

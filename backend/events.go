@@ -56,6 +56,14 @@ func (h *Hub) Observe(st control.ProcessStatus, inst int) (prev control.ProcessS
 	return prev
 }
 
+// LastSeq is the sequence number of the latest event sent (0 before any):
+// a reader that has seen it has seen every event sent so far.
+func (h *Hub) LastSeq() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.seq
+}
+
 // Forget drops what Observe keeps of id, which is no longer supervised, so
 // that what the hub keeps does not grow with every name ever supervised.
 func (h *Hub) Forget(id supervise.ID) {

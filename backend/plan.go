@@ -65,8 +65,9 @@ func (c Changes) Up() []supervise.ID {
 	return out
 }
 
-// Result is the plan as a reload reports it, with the problems found.
-func (c Changes) Result(problems []control.Problem) control.ReloadResult {
+// Result is the plan as a reload reports it, with the problems found and
+// the jobs whose configuration was rejected.
+func (c Changes) Result(problems []control.Problem, rejected []string) control.ReloadResult {
 	names := func(ids []supervise.ID) []string {
 		var out []string
 		for _, id := range ids {
@@ -75,7 +76,7 @@ func (c Changes) Result(problems []control.Problem) control.ReloadResult {
 		return out
 	}
 	return control.ReloadResult{Started: names(c.Start), Stopped: names(c.Stop), Restarted: names(c.Restart),
-		Unchanged: names(c.Keep), Problems: problems}
+		Unchanged: names(c.Keep), Rejected: rejected, Problems: problems}
 }
 
 // CompareIDs orders ids by job, then process.

@@ -72,9 +72,9 @@ func TestChangesLists(t *testing.T) {
 	if got := c.Down(); !slices.Equal(got, []supervise.ID{id("a/a"), id("c/c")}) {
 		t.Errorf("down %v", got)
 	}
-	r := c.Result(nil)
+	r := c.Result(nil, []string{"e"})
 	if !slices.Equal(r.Started, []string{"b/b"}) || !slices.Equal(r.Stopped, []string{"c/c"}) ||
-		!slices.Equal(r.Restarted, []string{"a/a"}) || !slices.Equal(r.Unchanged, []string{"d/d"}) {
+		!slices.Equal(r.Restarted, []string{"a/a"}) || !slices.Equal(r.Unchanged, []string{"d/d"}) || !slices.Equal(r.Rejected, []string{"e"}) {
 		t.Errorf("result %+v", r)
 	}
 }

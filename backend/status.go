@@ -36,6 +36,15 @@ func ProcessStatus(s supervise.Status) control.ProcessStatus {
 		if e.Signal != 0 {
 			ps.LastExit.Signal = unix.SignalName(e.Signal)
 		}
+		if l := e.Stop; l != nil {
+			ps.LastExit.Description = l.Stopped() + " (" + e.String() + ")"
+			ps.LastExit.StopStep, ps.LastExit.StoppedBy = l.Step.String(), unix.SignalName(l.Signal)
+			ps.LastExit.StopSeconds = l.After.Seconds()
+		}
+	}
+	if l := s.Stop; l != nil {
+		ps.Stop = &control.StopProgress{Step: l.Step.String(), Signal: unix.SignalName(l.Signal),
+			Began: l.Began.UTC().Truncate(time.Millisecond), StepAt: l.StepAt.UTC().Truncate(time.Millisecond)}
 	}
 	return ps
 }

@@ -3,6 +3,8 @@ package container
 import (
 	"bufio"
 	"context"
+	"errors"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -84,13 +86,24 @@ func (f *fakeManager) Act(_ context.Context, r control.ActionRequest) ([]control
 
 func TestReadyAndDrainAll(t *testing.T) {
 	m := &fakeManager{st: control.Status{Processes: []control.ProcessStatus{
-		{Job: "a", Process: "x", State: "running", Wanted: "up"},
+		{Job: "a", Process: "x", State: "running", Wanted: "up", Ready: true},
 		{Job: "a", Process: "y", State: "stopped", Wanted: "down"},
 		{Job: "b", Process: "b", State: "backoff", Wanted: "up"},
+		{Job: "b", Process: "c", State: "running", Wanted: "up"},
 	}}}
-	if err := Ready(context.Background(), m); err == nil || err.Error() != "not ready: b/b is backoff" {
+	if err := Ready(context.Background(), m); err == nil || err.Error() != "not ready: b/b is backoff, b/c is not ready" {
 		t.Fatalf("ready: %v", err)
 	}
+	all := m.st.Processes
+	m.st.Processes = all[:2]
+	if err := Ready(context.Background(), m); err != nil {
+		t.Fatalf("ready: %v", err)
+	}
+	m.st.Daemon.Drain = &control.DrainState{State: control.DrainDone}
+	if err := Ready(context.Background(), m); err == nil || err.Error() != "not ready: drained (the pod is terminating)" {
+		t.Fatalf("ready after a drain: %v", err)
+	}
+	m.st.Processes, m.st.Daemon.Drain = all, nil
 	if err := Live(context.Background(), m); err != nil {
 		t.Fatal(err)
 	}
@@ -373,4 +386,116 @@ func buildVigil(t *testing.T) string {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// TestDrainerRunsOnce: whatever asks first, the drains run once; a second
+// request, or SIGTERM's, waits for the first's outcome and shares it; a
+// request that gives up waiting leaves the drains running.
+func TestDrainerRunsOnce(t *testing.T) {
+	release := make(chan struct{})
+	runs := 0
+	d := newDrainer(func(ctx context.Context) error {
+		runs++
+		if _, ok := ctx.Deadline(); !ok {
+			t.Error("the drains run without their budget")
+		}
+		<-release
+		return errors.New("job web: drain failed")
+	}, time.Hour)
+	if d.DrainState() != nil {
+		t.Fatal("a state before any drain")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if st, err := d.Drain(ctx); err == nil || st.State != control.DrainRunning || st.By != "request" {
+		t.Fatalf("an abandoned request: %+v %v", st, err)
+	}
+	second := make(chan control.DrainState, 1)
+	go func() {
+		st, _ := d.Drain(context.Background())
+		second <- st
+	}()
+	signal := d.begin("signal") // SIGTERM meanwhile: the drains that run are the ones
+	close(release)
+	<-signal
+	st := <-second
+	if runs != 1 || st.State != control.DrainFailed || st.By != "request" || st.Error != "job web: drain failed" || st.Ended == nil ||
+		d.err() == nil {
+		t.Fatalf("after the drains: runs %d, state %+v", runs, st)
+	}
+}
+
+// TestDrainOnceWithoutStamps: a single container without --stamps, whose
+// preStop hook is vigil drain: the hook's drain is the daemon's, SIGTERM
+// then finds it done, and the drain script runs once; status says drained
+// and the container is no longer ready.
+func TestDrainOnceWithoutStamps(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root for a new PID namespace (unshare --pid)")
+	}
+	bin := buildVigil(t)
+	root := t.TempDir()
+	podJob(t, root, "one", false)
+	cmd := exec.Command("unshare", "--pid", "--fork", "--mount-proc", bin, "container", "--root", root, "--grace", "20s")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killNamespace(t, cmd)
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() && !strings.Contains(sc.Text(), "msg=supervising") {
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	testproc.WaitUntil(t, filepath.Join(root, "sys", "log", "job"), testproc.FileHolds(filepath.Join(root, "sys", "log", "job", "job.stdout.log"), "started\n"))
+	if out, err := exec.Command(bin, "drain", "--root", root).CombinedOutput(); err != nil || string(out) != "drain drained by the daemon (asked by request)\n" {
+		t.Fatalf("preStop: %v %q", err, out)
+	}
+	st, err := control.NewClient(filepath.Join(root, "sys", "run", "vigil", "vigil.sock")).Status(context.Background())
+	if err != nil || st.Daemon.Drain == nil || st.Daemon.Drain.State != control.DrainDone || !st.Processes[0].Unmonitored {
+		t.Fatalf("status after the drain: %+v %v", st, err)
+	}
+	if out, err := exec.Command(bin, "probe", "ready", "--root", root).CombinedOutput(); err == nil {
+		t.Fatalf("ready after the drain: %q", out)
+	}
+	syscall.Kill(childOf(t, cmd.Process.Pid), syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("container: %v", err)
+	}
+	if drains, _ := os.ReadFile(filepath.Join(root, "drains")); string(drains) != "drain job_shutdown hash_unchanged, process running and not signalled\n" {
+		t.Fatalf("the drains that ran: %q", drains)
+	}
+}
+
+// TestProbesAreReadOnly: the probe endpoints answer GET only, and say one
+// word when not ready, never which process.
+func TestProbesAreReadOnly(t *testing.T) {
+	m := &fakeManager{st: control.Status{Processes: []control.ProcessStatus{{Job: "secret-job", Process: "p", State: "backoff", Wanted: "up"}}}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := serveProbes(ctx, ln, m)
+	defer func() { cancel(); <-done }()
+	base := "http://" + ln.Addr().String()
+	resp, err := http.Get(base + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || string(body) != "not ready\n" {
+		t.Fatalf("/readyz: %d %q", resp.StatusCode, body)
+	}
+	resp, err = http.Post(base+"/livez", "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("POST /livez: %d", resp.StatusCode)
+	}
 }

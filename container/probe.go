@@ -23,18 +23,25 @@ func Live(ctx context.Context, m control.Manager) error {
 	return nil
 }
 
-// Ready reports whether every process that is meant to run does: a process
-// wanted up must be running; one stopped on purpose does not count against
-// readiness.
+// Ready reports whether every process that is meant to run does, and no
+// drain has begun: a process wanted up must be running and ready; one
+// stopped on purpose does not count against readiness. Once the pod's
+// termination has begun its drains, it is not ready again.
 func Ready(ctx context.Context, m control.Manager) error {
 	st, err := m.Status(ctx)
 	if err != nil {
 		return fmt.Errorf("not ready: %w", err)
 	}
+	if d := st.Daemon.Drain; d != nil {
+		return fmt.Errorf("not ready: %s (the pod is terminating)", d.State)
+	}
 	var down []string
 	for _, p := range st.Processes {
-		if p.Wanted == "up" && p.State != "running" {
+		switch {
+		case p.Wanted == "up" && p.State != "running":
 			down = append(down, p.Job+"/"+p.Process+" is "+p.State)
+		case p.Wanted == "up" && !p.Ready:
+			down = append(down, p.Job+"/"+p.Process+" is not ready")
 		}
 	}
 	if len(down) > 0 {
@@ -43,7 +50,9 @@ func Ready(ctx context.Context, m control.Manager) error {
 	return nil
 }
 
-// serveProbes answers /livez and /readyz on ln until ctx is done. The
+// serveProbes answers GET /livez and /readyz on ln until ctx is done,
+// read-only: they change nothing, and say only "ok" or why not in one word
+// (the pod's network may reach them; vigil probe has the details). The
 // returned channel is closed once the server has stopped.
 func serveProbes(ctx context.Context, ln net.Listener, m control.Manager) <-chan struct{} {
 	probe := func(check func(context.Context, control.Manager) error) http.HandlerFunc {
@@ -51,7 +60,7 @@ func serveProbes(ctx context.Context, ln net.Listener, m control.Manager) <-chan
 			cctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 			defer cancel()
 			if err := check(cctx, m); err != nil {
-				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+				http.Error(w, strings.SplitN(err.Error(), ":", 2)[0], http.StatusServiceUnavailable)
 				return
 			}
 			fmt.Fprintln(w, "ok")
@@ -60,8 +69,10 @@ func serveProbes(ctx context.Context, ln net.Listener, m control.Manager) <-chan
 	mux := http.NewServeMux()
 	mux.Handle("GET /livez", probe(Live))
 	mux.Handle("GET /readyz", probe(Ready))
-	// Bounded as the daemon's other listeners: connections, headers, idle.
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 15 * time.Second, MaxHeaderBytes: 16 << 10}
+	// Bounded as the daemon's other listeners: connections, headers, idle;
+	// and a request is read and answered within 5 s.
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 5 * time.Second,
+		WriteTimeout: 5 * time.Second, IdleTimeout: 15 * time.Second, MaxHeaderBytes: 16 << 10}
 	ln = connlimit.Listener(ln, connlimit.PerListener)
 	done := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() { _ = srv.Close() })

@@ -24,7 +24,9 @@ type Config struct {
 	// Stamps, if set, is a directory shared by the pod's containers (an
 	// emptyDir): see Stamps.
 	Stamps *Stamps
-	// Probes, if set, is a loopback address for /livez and /readyz.
+	// Probes, if set, is the address of the read-only /livez and /readyz
+	// endpoints: ":8081" (every address of the pod, which the kubelet
+	// reaches) or a loopback one.
 	Probes string
 	Log    *slog.Logger
 }
@@ -45,9 +47,10 @@ func Budget(grace time.Duration) (drain time.Duration, t supervise.Timing) {
 
 // Run supervises the jobs until ctx is done (SIGTERM), then, within the
 // grace period: unmonitors every process, runs every job's drain script
-// (unless this container's drains already ran in a preStop hook), stops every
-// process with the ladder, and returns nil only if the drains succeeded and
-// everything went down cleanly.
+// (once for the container's life: a preStop hook's vigil drain asks the
+// daemon, and SIGTERM then finds them done), stops every process with the
+// ladder, and returns nil only if the drains succeeded and everything went
+// down cleanly.
 func Run(ctx context.Context, c Config) error {
 	log := c.Log
 	if log == nil {
@@ -57,6 +60,9 @@ func Run(ctx context.Context, c Config) error {
 	c.Daemon.Timing.StopTimeout = timing.StopTimeout
 	c.Daemon.Timing.QuitTimeout = timing.QuitTimeout
 	c.Daemon.Timing.KillTimeout = timing.KillTimeout
+	var d *daemon.Daemon
+	drains := newDrainer(func(ctx context.Context) error { return drainOnce(ctx, d, c, log) }, drainBudget)
+	c.Daemon.ControlOptions = append(c.Daemon.ControlOptions, control.WithDrainer(drains))
 	d, err := daemon.New(c.Daemon)
 	if err != nil {
 		return err
@@ -72,7 +78,7 @@ func Run(ctx context.Context, c Config) error {
 			stop()
 			return errors.Join(fmt.Errorf("probe listener: %w", err), <-done)
 		}
-		served := serveProbes(runCtx, ln, d)
+		served := serveProbes(runCtx, ln, pod{d, drains})
 		defer func() { <-served }()
 	}
 	if c.Stamps != nil {
@@ -85,28 +91,39 @@ func Run(ctx context.Context, c Config) error {
 		return err // the daemon could not run at all
 	case <-ctx.Done():
 	}
-	log.Info("terminating: drains first, then every process", "grace", c.Grace, "drain_budget", drainBudget)
-	drainErr := drainOnce(d, c, drainBudget, log)
+	if st := drains.DrainState(); st != nil {
+		log.Info("terminating: the drains began before (asked by "+st.By+"); then every process", "grace", c.Grace)
+	} else {
+		log.Info("terminating: drains first, then every process", "grace", c.Grace, "drain_budget", drainBudget)
+	}
+	<-drains.begin("signal")
 	stop()
-	return errors.Join(drainErr, <-done)
+	return errors.Join(drains.err(), <-done)
 }
 
-// drainOnce unmonitors every process and runs the drains, unless a preStop
-// hook already did for this container.
-func drainOnce(m control.Manager, c Config, budget time.Duration, log *slog.Logger) error {
+// drainOnce unmonitors every process and runs the drains, unless this
+// container's drains already ran (its stamp says so), then marks the
+// stamp.
+func drainOnce(ctx context.Context, m control.Manager, c Config, log *slog.Logger) error {
 	if c.Stamps != nil && c.Stamps.Drained() {
-		log.Info("drains already ran in the preStop hook")
+		log.Info("drains already ran for this container")
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), budget)
-	defer cancel()
+	budget := time.Until(deadlineOf(ctx))
 	err := DrainAll(ctx, m, lifecycle.DrainOptions{Layout: c.Daemon.Layout, Kind: lifecycle.Shutdown, Budget: budget})
 	if c.Stamps != nil {
 		if serr := c.Stamps.MarkDrained(); serr != nil {
 			log.Error("drain stamp", "error", serr)
 		}
 	}
+	log.Info("drained", "error", err)
 	return err
+}
+
+// deadlineOf is ctx's deadline (the drains' budget always sets one).
+func deadlineOf(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
 }
 
 // DrainAll unmonitors every process m supervises, so that a drain script

@@ -42,9 +42,16 @@ func (c *Client) Status(ctx context.Context) (Status, error) {
 
 // Act implements Manager. It blocks as long as the daemon does.
 func (c *Client) Act(ctx context.Context, req ActionRequest) ([]ProcessStatus, error) {
-	var r actionReply
-	err := c.call(ctx, http.MethodPost, "/v1/action", req, &r)
+	r, err := c.Action(ctx, req)
 	return r.Processes, err
+}
+
+// Action is Act with the whole reply: the statuses, and the number of the
+// latest event the daemon had sent when the action settled.
+func (c *Client) Action(ctx context.Context, req ActionRequest) (ActionReply, error) {
+	var r ActionReply
+	err := c.call(ctx, http.MethodPost, "/v1/action", req, &r)
+	return r, err
 }
 
 // Signal implements Manager.
@@ -56,6 +63,13 @@ func (c *Client) Signal(ctx context.Context, req SignalRequest) error {
 func (c *Client) Reload(ctx context.Context) (ReloadResult, error) {
 	var r ReloadResult
 	err := c.call(ctx, http.MethodPost, "/v1/reload", nil, &r)
+	return r, err
+}
+
+// PlanReload implements ReloadPlanner: what a reload would do.
+func (c *Client) PlanReload(ctx context.Context) (ReloadResult, error) {
+	var r ReloadResult
+	err := c.call(ctx, http.MethodGet, "/v1/reload/plan", nil, &r)
 	return r, err
 }
 

@@ -33,7 +33,10 @@ var (
 	ErrNotFound   = errors.New("not found")
 	ErrBadRequest = errors.New("bad request")
 	ErrFailed     = errors.New("action failed")
-	ErrNoDaemon   = errors.New("the vigil daemon is not running")
+	// ErrTimeout is a wait that ran out of time: the action goes on in
+	// the daemon, and the statuses at that moment come with the error.
+	ErrTimeout  = errors.New("timed out")
+	ErrNoDaemon = errors.New("the vigil daemon is not running")
 )
 
 // Error is an error of one of the kinds above whose text is its message
@@ -65,12 +68,40 @@ const (
 )
 
 // ActionRequest names an action and its target: every process of Job, or
-// just Process when it is set.
+// just Process when it is set, and what the reply waits for.
 type ActionRequest struct {
 	Action  string `json:"action"`
 	Job     string `json:"job"`
 	Process string `json:"process,omitempty"`
+	// Wait is what the reply waits for (one of the Wait constants); ""
+	// is WaitSettled.
+	Wait string `json:"wait,omitempty"`
+	// TimeoutSeconds bounds a WaitRunning or WaitReady wait (0: none).
+	// When it runs out the reply is ErrTimeout with the statuses at that
+	// moment; the action goes on.
+	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
+	// UptimeSeconds is how long a started process must stay up for a
+	// WaitRunning or WaitReady wait to succeed (0: at once).
+	UptimeSeconds float64 `json:"uptime_seconds,omitempty"`
 }
+
+// What an action's reply waits for.
+const (
+	// WaitSettled (the default): start and restart reply once the process
+	// has been exec'd (or failed, or backed off after an attempt); stop
+	// once nothing of it is left; monitor and unmonitor at once.
+	WaitSettled = "settled"
+	// WaitNone replies as soon as the command is given.
+	WaitNone = "none"
+	// WaitRunning (start, restart): the new instance runs and has stayed
+	// up for UptimeSeconds. An exit on the way fails the wait. For stop it
+	// is WaitSettled.
+	WaitRunning = "running"
+	// WaitReady is WaitRunning and ready too: past its startup probe and
+	// ready by its readiness probe or notification (a process without
+	// them is ready once it runs).
+	WaitReady = "ready"
+)
 
 // SignalRequest sends Signal (a name such as "HUP" or "SIGUSR1") to one process.
 type SignalRequest struct {
@@ -93,6 +124,9 @@ type DaemonInfo struct {
 	Root    string    `json:"root"`
 	Backend string    `json:"backend"`
 	Started time.Time `json:"started"`
+	// Drain, in container mode once a drain has begun, is where it
+	// stands (see Drainer).
+	Drain *DrainState `json:"drain,omitempty"`
 }
 
 // ProcessStatus is one supervised process.
@@ -108,6 +142,9 @@ type ProcessStatus struct {
 	Restarts    int       `json:"restarts"`
 	Since       time.Time `json:"since"`
 	LastExit    *Exit     `json:"last_exit,omitempty"`
+	// Stop, while the process is stopping, is where the stop ladder
+	// stands; nil in the other states.
+	Stop *StopProgress `json:"stop,omitempty"`
 	// Warnings name the isolation and limits not enforced for the latest
 	// instance (e.g. not running as root, a missing cgroup controller).
 	Warnings []string `json:"warnings,omitempty"`
@@ -166,6 +203,32 @@ type Exit struct {
 	Error       string    `json:"error,omitempty"`
 	At          time.Time `json:"at"`
 	Description string    `json:"description"`
+	// StopStep, for an exit that ended a stop, is the last step of the
+	// stop ladder taken (as in StopProgress), StoppedBy that step's
+	// signal and StopSeconds how long the stop took: "kill", "SIGKILL",
+	// 17 is a process that ignored both SIGTERM and SIGQUIT.
+	StopStep    string  `json:"stop_step,omitempty"`
+	StoppedBy   string  `json:"stopped_by,omitempty"`
+	StopSeconds float64 `json:"stop_seconds,omitempty"`
+}
+
+// The steps of the stop ladder, in order, for StopProgress.Step and
+// Exit.StopStep.
+const (
+	StepSignal    = "signal"     // the shutdown signal (SIGTERM or SIGINT)
+	StepQuit      = "quit"       // SIGQUIT, after 15 s
+	StepKill      = "kill"       // SIGKILL to the whole tree, 2 s later
+	StepForceKill = "force-kill" // SIGKILL to the init itself, 5 s later
+)
+
+// StopProgress is where a stop stands: the ladder's latest step (one of
+// the Step constants) and its signal, when the stop began and when the
+// step was taken.
+type StopProgress struct {
+	Step   string    `json:"step"`
+	Signal string    `json:"signal"`
+	Began  time.Time `json:"began"`
+	StepAt time.Time `json:"step_at"`
 }
 
 // Problem is a configuration error (the job does not run, or keeps its
@@ -181,9 +244,24 @@ type Problem struct {
 
 // ReloadResult says what a reload did, by "JOB/PROC" names.
 type ReloadResult struct {
-	Started   []string  `json:"started,omitempty"`
-	Stopped   []string  `json:"stopped,omitempty"`
-	Restarted []string  `json:"restarted,omitempty"`
-	Unchanged []string  `json:"unchanged,omitempty"`
-	Problems  []Problem `json:"problems,omitempty"`
+	Started   []string `json:"started,omitempty"`
+	Stopped   []string `json:"stopped,omitempty"`
+	Restarted []string `json:"restarted,omitempty"`
+	Unchanged []string `json:"unchanged,omitempty"`
+	// Rejected names the jobs whose configuration failed to load: each
+	// keeps what it runs (its previous configuration, or nothing).
+	Rejected []string  `json:"rejected,omitempty"`
+	Problems []Problem `json:"problems,omitempty"`
+	// DryRun: nothing was done; the lists say what a reload would do.
+	DryRun bool `json:"dry_run,omitempty"`
+}
+
+// ReloadPlanner is a Manager that can say what a reload would do without
+// doing it (GET /v1/reload/plan); the server answers ErrNotSupported for
+// one that cannot.
+type ReloadPlanner interface {
+	// PlanReload reads the configuration as Reload does and returns what
+	// Reload would start, stop, restart and keep, and the problems it would
+	// find, with DryRun set. It changes nothing.
+	PlanReload(ctx context.Context) (ReloadResult, error)
 }

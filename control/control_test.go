@@ -201,6 +201,72 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// planner is a fakeManager that can plan a reload.
+type planner struct{ fakeManager }
+
+func (p *planner) PlanReload(context.Context) (ReloadResult, error) {
+	return ReloadResult{Restarted: []string{"j/p"}, DryRun: true}, nil
+}
+
+// fakeDrainer drains at once.
+type fakeDrainer struct{ st *DrainState }
+
+func (d *fakeDrainer) Drain(context.Context) (DrainState, error) {
+	d.st = &DrainState{State: DrainDone, By: "request"}
+	return *d.st, nil
+}
+func (d *fakeDrainer) DrainState() *DrainState { return d.st }
+
+// TestPlanDrainAndTimeout: the plan route needs a ReloadPlanner, the
+// drain route a Drainer (whose state the status then shows), and a
+// timeout crosses the socket as ErrTimeout with the statuses.
+func TestPlanDrainAndTimeout(t *testing.T) {
+	_, plain := serve(t, &fakeManager{})
+	if _, err := plain.PlanReload(t.Context()); !errors.Is(err, ErrNotSupported) {
+		t.Fatalf("plan without a planner: %v", err)
+	}
+	if _, err := plain.Drain(t.Context()); !errors.Is(err, ErrNotSupported) {
+		t.Fatalf("drain without a drainer: %v", err)
+	}
+	d := &fakeDrainer{}
+	_, c := serve(t, &planner{fakeManager{actErr: Errorf(ErrTimeout, "j/p not ready after 1s")}}, WithDrainer(d))
+	if res, err := c.PlanReload(t.Context()); err != nil || !res.DryRun || res.Restarted[0] != "j/p" {
+		t.Fatalf("plan: %+v %v", res, err)
+	}
+	if st, _ := c.Status(t.Context()); st.Daemon.Drain != nil {
+		t.Fatalf("a drain state before any drain: %+v", st.Daemon.Drain)
+	}
+	if st, err := c.Drain(t.Context()); err != nil || st.State != DrainDone {
+		t.Fatalf("drain: %+v %v", st, err)
+	}
+	if st, _ := c.Status(t.Context()); st.Daemon.Drain == nil || st.Daemon.Drain.State != DrainDone {
+		t.Fatalf("status after the drain: %+v", st.Daemon)
+	}
+	ps, err := c.Act(t.Context(), ActionRequest{Action: "start", Job: "j", Wait: WaitReady})
+	if !errors.Is(err, ErrTimeout) || err.Error() != "j/p not ready after 1s" || len(ps) != 1 || ps[0].State != "backoff" {
+		t.Fatalf("a timed-out action: %+v %v", ps, err)
+	}
+}
+
+// numbered is a fakeManager that numbers its events.
+type numbered struct{ fakeManager }
+
+func (numbered) LastSeq() uint64 { return 41 }
+
+// TestActionReplyCarriesTheLatestEvent: a back end that numbers its events
+// has the latest number in an action's reply, so that a client following
+// the events knows when it has seen those that led to the reply.
+func TestActionReplyCarriesTheLatestEvent(t *testing.T) {
+	_, c := serve(t, &numbered{})
+	if r, err := c.Action(t.Context(), ActionRequest{Action: "start", Job: "j"}); err != nil || r.Seq != 41 {
+		t.Fatalf("reply %+v %v", r, err)
+	}
+	_, plain := serve(t, &fakeManager{})
+	if r, _ := plain.Action(t.Context(), ActionRequest{Action: "start", Job: "j"}); r.Seq != 0 {
+		t.Fatalf("a seq from a back end without one: %+v", r)
+	}
+}
+
 // refusedThenClosed sends a request on a connection of its own, reads the
 // reply and says whether the server closed the connection after it.
 func refusedThenClosed(path string) string {

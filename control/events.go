@@ -38,6 +38,7 @@ const (
 	EventOOMKilled      = "oom-killed"      // the kernel's OOM killer ended it
 	EventBackoff        = "backoff"         // a restart waits for its delay
 	EventStopping       = "stopping"        // the stop ladder has begun
+	EventEscalated      = "escalated"       // the stop went on to SIGQUIT or SIGKILL (Message says which, and after how long)
 	EventStopped        = "stopped"         // down, as asked
 	EventGaveUp         = "gave-up"         // failed: no restart will follow
 	EventProbeFailed    = "probe-failed"    // a probe failed after passing (Message names it)
@@ -62,6 +63,13 @@ type EventSource interface {
 	// It never blocks the source: a reader that falls behind receives an
 	// EventLost saying how many it missed.
 	Events(ctx context.Context, recent int) (<-chan Event, error)
+}
+
+// EventSeq is an EventSource that numbers its events: the server puts the
+// latest number in an action's reply (ActionReply.Seq), so that a client
+// following the events knows when it has seen all that led to the reply.
+type EventSeq interface {
+	LastSeq() uint64
 }
 
 // ErrNotSupported is returned for a request the back end cannot serve.

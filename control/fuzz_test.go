@@ -1,6 +1,7 @@
 package control
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -25,7 +26,7 @@ func FuzzRequestDecoding(f *testing.F) {
 		}
 	}
 	m := &fakeManager{}
-	mux := newMux(m)
+	mux := newMux(m, serveOptions{}, context.Background())
 	f.Fuzz(func(t *testing.T, path, body string) {
 		if path != "/v1/action" && path != "/v1/signal" && path != "/v1/reload" {
 			return

@@ -52,6 +52,7 @@ type ServeOption func(*serveOptions)
 
 type serveOptions struct {
 	observe func(route string, code int, d time.Duration)
+	drainer Drainer
 }
 
 // WithRequestObserver has Serve call observe once each request has been
@@ -77,8 +78,7 @@ func Serve(ctx context.Context, ln net.Listener, m Manager, grace time.Duration,
 	}
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
-	mux := newMux(m)
-	mux.Handle("GET /v1/events", eventsHandler(m, streams))
+	mux := newMux(m, o, streams)
 	srv := &http.Server{
 		Handler:           observed(checkPeer(mux), o.observe),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -105,31 +105,67 @@ func Serve(ctx context.Context, ln net.Listener, m Manager, grace time.Duration,
 	return nil
 }
 
+// route is one route of the API: its pattern (method and path) and its
+// handler. Every route is documented in docs/API.md; a test holds the two
+// to each other.
+type route struct {
+	pattern string
+	handler http.HandlerFunc
+}
+
+// routes lists the API's routes over m. streams ends the event streams
+// (the server shutting down).
+func routes(m Manager, o serveOptions, streams context.Context) []route {
+	return []route{
+		{"GET /v1/status", func(w http.ResponseWriter, r *http.Request) {
+			st, err := m.Status(r.Context())
+			if o.drainer != nil {
+				st.Daemon.Drain = o.drainer.DrainState()
+			}
+			reply(w, st, err)
+		}},
+		{"POST /v1/action", func(w http.ResponseWriter, r *http.Request) {
+			var req ActionRequest
+			if !decode(w, r, &req) {
+				return
+			}
+			ps, err := m.Act(asked(r), req)
+			res := ActionReply{Processes: ps}
+			if s, ok := m.(EventSeq); ok {
+				res.Seq = s.LastSeq()
+			}
+			reply(w, res, err)
+		}},
+		{"POST /v1/signal", func(w http.ResponseWriter, r *http.Request) {
+			var req SignalRequest
+			if decode(w, r, &req) {
+				reply(w, struct{}{}, m.Signal(asked(r), req))
+			}
+		}},
+		{"POST /v1/reload", func(w http.ResponseWriter, r *http.Request) {
+			res, err := m.Reload(asked(r))
+			reply(w, res, err)
+		}},
+		{"GET /v1/reload/plan", func(w http.ResponseWriter, r *http.Request) {
+			p, ok := m.(ReloadPlanner)
+			if !ok {
+				writeError(w, http.StatusNotImplemented, "a reload's plan is "+ErrNotSupported.Error())
+				return
+			}
+			res, err := p.PlanReload(r.Context())
+			reply(w, res, err)
+		}},
+		{"GET /v1/events", eventsHandler(m, streams)},
+		{"POST /v1/drain", drainHandler(o.drainer)},
+	}
+}
+
 // newMux routes the API's requests to m.
-func newMux(m Manager) *http.ServeMux {
+func newMux(m Manager, o serveOptions, streams context.Context) *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) {
-		st, err := m.Status(r.Context())
-		reply(w, st, err)
-	})
-	mux.HandleFunc("POST /v1/action", func(w http.ResponseWriter, r *http.Request) {
-		var req ActionRequest
-		if !decode(w, r, &req) {
-			return
-		}
-		ps, err := m.Act(asked(r), req)
-		reply(w, actionReply{Processes: ps}, err)
-	})
-	mux.HandleFunc("POST /v1/signal", func(w http.ResponseWriter, r *http.Request) {
-		var req SignalRequest
-		if decode(w, r, &req) {
-			reply(w, struct{}{}, m.Signal(asked(r), req))
-		}
-	})
-	mux.HandleFunc("POST /v1/reload", func(w http.ResponseWriter, r *http.Request) {
-		res, err := m.Reload(asked(r))
-		reply(w, res, err)
-	})
+	for _, rt := range routes(m, o, streams) {
+		mux.HandleFunc(rt.pattern, rt.handler)
+	}
 	return mux
 }
 
@@ -226,8 +262,13 @@ func (w *statusWriter) WriteHeader(code int) {
 // Unwrap lets http.ResponseController reach the connection's writer.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-type actionReply struct {
+// ActionReply is POST /v1/action's reply: the statuses of the processes
+// the action named and, from a back end that numbers its events, the
+// number of the latest event sent when the action settled (every event
+// that led to these statuses has a number up to it).
+type ActionReply struct {
 	Processes []ProcessStatus `json:"processes"`
+	Seq       uint64          `json:"seq,omitempty"`
 }
 
 type errorReply struct {
@@ -260,6 +301,7 @@ var errorCodes = [...]struct {
 	{ErrNotFound, http.StatusNotFound},
 	{ErrBadRequest, http.StatusBadRequest},
 	{ErrFailed, http.StatusConflict},
+	{ErrTimeout, http.StatusGatewayTimeout},
 	{ErrNotSupported, http.StatusNotImplemented},
 }
 

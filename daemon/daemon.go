@@ -46,6 +46,10 @@ type Config struct {
 	// ControlOptions are passed to the control server (e.g. a request
 	// observer for the metrics).
 	ControlOptions []control.ServeOption
+	// Console also copies each process's output to the daemon's own stdout
+	// and stderr, each line prefixed with JOB/PROC (vigil container
+	// --console: the container's output, for kubectl logs).
+	Console bool
 }
 
 // spareInits is how many inits the daemon keeps started ahead of need: a
@@ -91,6 +95,7 @@ type loaded struct {
 	specs    map[supervise.ID]spec
 	runners  map[supervise.ID]*proc.Runner
 	problems []control.Problem
+	rejected []string // the jobs whose configuration failed to load
 	extended bool     // the extension decides what runs, and persists operators' stops
 	deps     depGraph // depends_on: start levels of the wanted processes
 }
@@ -139,7 +144,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			d.log.Info("removed empty cgroups left behind", "count", n)
 		}
 	}
-	d.pool = proc.NewPool(d.cfg.Init, d.cfg.InitEnv, spareInits, !d.cfg.NoIsolation)
+	d.pool = proc.NewPool(d.cfg.Init, d.cfg.InitEnv, spareInits, !d.cfg.NoIsolation, d.console()...)
 	defer d.pool.Close()
 	treeCtx, cancelTree := context.WithCancel(context.Background())
 	defer cancelTree()
@@ -185,6 +190,15 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.log.Info("stopped", "error", err)
 	return err
+}
+
+// console is where processes' output is copied besides their logs: the
+// daemon's own stdout and stderr with Config.Console, else nothing.
+func (d *Daemon) console() []*os.File {
+	if !d.cfg.Console {
+		return nil
+	}
+	return []*os.File{os.Stdout, os.Stderr}
 }
 
 // Ready is closed once Run has started every process of the first load and

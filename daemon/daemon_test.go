@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -199,8 +200,25 @@ func TestStopLadder(t *testing.T) {
 	}
 	h.rep.Expect(t, "signal TERM")
 	h.rep.Expect(t, "signal QUIT")
-	if ps[0].LastExit == nil || ps[0].LastExit.Signal != "SIGKILL" {
+	if e := ps[0].LastExit; e == nil || e.Signal != "SIGKILL" || e.StopStep != control.StepKill || e.StoppedBy != "SIGKILL" ||
+		!strings.HasPrefix(e.Description, "stopped by SIGKILL after 1.") {
 		t.Fatalf("last exit %+v", ps[0].LastExit)
+	}
+	// Each escalation is an event, in order, before the exit.
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	events, _ := h.d.Events(ctx, 64)
+	var seen []string
+	for ev := range events {
+		if ev.Job == "stubborn" && (ev.Kind == control.EventEscalated || ev.Kind == control.EventExited) {
+			seen = append(seen, ev.Kind+" "+strings.Fields(ev.Message)[0])
+		}
+		if ev.Kind == control.EventStopped {
+			cancel()
+		}
+	}
+	if want := []string{"escalated SIGQUIT", "escalated SIGKILL", "exited stopped"}; !slices.Equal(seen, want) {
+		t.Fatalf("events %q, want %q", seen, want)
 	}
 	for _, pid := range []int{initPID, grand} {
 		if alive(pid) {

@@ -18,6 +18,9 @@ func (d *Daemon) Events(ctx context.Context, recent int) (<-chan control.Event, 
 	return d.events.Subscribe(ctx, recent), nil
 }
 
+// LastSeq implements control.EventSeq: the latest event's number.
+func (d *Daemon) LastSeq() uint64 { return d.events.LastSeq() }
+
 // onChange runs on a supervisor's goroutine after each change: it derives
 // the events, logs a change of state, pid or last exit (a probe result
 // alone, published at every period, is not logged), and wakes the

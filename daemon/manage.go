@@ -40,7 +40,10 @@ func (d *Daemon) Status(context.Context) (control.Status, error) {
 }
 
 // Act implements control.Manager. It sends the verb to every targeted
-// process at once and then waits for all of them to settle.
+// process at once and then waits for all of them to settle, and then,
+// when the request asks for it, until they run and stay up, or are ready
+// (backend.Await, woken by every change). WaitNone replies once the
+// commands are given.
 func (d *Daemon) Act(ctx context.Context, req control.ActionRequest) ([]control.ProcessStatus, error) {
 	verbs := map[string]supervise.Verb{
 		control.ActionStart: supervise.VerbStart, control.ActionStop: supervise.VerbStop,
@@ -51,27 +54,53 @@ func (d *Daemon) Act(ctx context.Context, req control.ActionRequest) ([]control.
 	if !ok {
 		return nil, control.Errorf(control.ErrBadRequest, "unknown action %q", req.Action)
 	}
+	goal, waits, err := backend.GoalOf(req)
+	if err != nil {
+		return nil, err
+	}
 	sups, err := d.targets(req.Job, req.Process)
 	if err != nil {
 		return nil, err
 	}
 	d.events.Asked(ctx, req.Job, req.Process, req.Action)
 	d.rememberAction(verb, sups)
-	replies := make([]<-chan supervise.Status, len(sups))
-	d.mu.RLock()
-	if d.closing {
-		d.mu.RUnlock()
-		return nil, control.Errorf(control.ErrFailed, "the daemon is shutting down")
-	}
-	for i, s := range sups {
-		if replies[i], err = s.Send(ctx, verb); err != nil {
-			break
-		}
-	}
-	d.mu.RUnlock()
+	replies, err := d.send(ctx, verb, sups)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", req.Action, req.Job, err)
 	}
+	if req.Wait == control.WaitNone {
+		return snapshots(sups), nil
+	}
+	out, err := settle(ctx, verb, sups, replies)
+	if err != nil || !waits {
+		return out, err
+	}
+	return backend.Await(ctx, goal, out, d.changes.Wait, func(context.Context) ([]control.ProcessStatus, error) {
+		return snapshots(sups), nil
+	})
+}
+
+// send gives verb to each of sups, under the lock that orders actions
+// after a reload's changes, and returns their reply channels.
+func (d *Daemon) send(ctx context.Context, verb supervise.Verb, sups []*supervise.Supervisor) ([]<-chan supervise.Status, error) {
+	replies := make([]<-chan supervise.Status, len(sups))
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.closing {
+		return nil, control.Errorf(control.ErrFailed, "the daemon is shutting down")
+	}
+	for i, s := range sups {
+		var err error
+		if replies[i], err = s.Send(ctx, verb); err != nil {
+			return nil, err
+		}
+	}
+	return replies, nil
+}
+
+// settle waits for each reply and says which process did not reach what
+// verb asked for.
+func settle(ctx context.Context, verb supervise.Verb, sups []*supervise.Supervisor, replies []<-chan supervise.Status) ([]control.ProcessStatus, error) {
 	out := make([]control.ProcessStatus, len(sups))
 	var failed []string
 	for i, s := range sups {
@@ -92,6 +121,15 @@ func (d *Daemon) Act(ctx context.Context, req control.ActionRequest) ([]control.
 		return out, control.Errorf(control.ErrFailed, "%s", strings.Join(failed, "; "))
 	}
 	return out, nil
+}
+
+// snapshots are the latest statuses of sups.
+func snapshots(sups []*supervise.Supervisor) []control.ProcessStatus {
+	out := make([]control.ProcessStatus, len(sups))
+	for i, s := range sups {
+		out[i] = backend.ProcessStatus(s.Status())
+	}
+	return out
 }
 
 // unsettled says why st is not what verb asked for, or "" when it is.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/vigil-bosh/vigil/backend"
@@ -30,7 +31,7 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 		return control.ReloadResult{}, control.Errorf(control.ErrFailed, "the daemon is shutting down")
 	}
 	old := d.cur.Load()
-	next := d.load(old)
+	next := d.load(old, d.log, true)
 	plan := backend.Plan(old.specs, next.specs, d.running(), sameSpec)
 	err := d.removeAll(ctx, plan.Down())
 	for _, id := range plan.Keep {
@@ -50,7 +51,37 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 	if d.stopping != nil && d.stopping.Err() != nil {
 		werr = nil // the starts were asked for; the shutdown stops them
 	}
-	return plan.Result(next.problems), errors.Join(err, werr)
+	return plan.Result(next.problems, next.rejected), errors.Join(err, werr)
+}
+
+var _ control.ReloadPlanner = (*Daemon)(nil)
+
+// PlanReload implements control.ReloadPlanner: the configuration read as
+// Reload reads it (quietly: nothing logged, no event) and Reload's plan
+// against what runs now, with nothing done.
+func (d *Daemon) PlanReload(context.Context) (control.ReloadResult, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	old := d.cur.Load()
+	next := d.load(old, slog.New(slog.DiscardHandler), false)
+	res := backend.Plan(old.specs, next.specs, d.running(), sameSpec).Result(next.problems, next.rejected)
+	res.DryRun = true
+	return res, nil
+}
+
+// Check reads the configuration of cfg's root as a daemon's first load
+// would, with no daemon and nothing started: the problems the daemon
+// would report (bpm.yml, monit control files, dependencies) and what it
+// would start. It is vigil check's reading of a whole root.
+func Check(cfg Config) (control.ReloadResult, error) {
+	d, err := New(cfg)
+	if err != nil {
+		return control.ReloadResult{}, err
+	}
+	next := d.load(d.cur.Load(), slog.New(slog.DiscardHandler), false)
+	res := backend.Plan(nil, next.specs, nil, sameSpec).Result(next.problems, next.rejected)
+	res.DryRun = true
+	return res, nil
 }
 
 // untilStopping is ctx, ended too when the daemon is told to stop. The
@@ -82,14 +113,19 @@ func sameSpec(a, b spec) bool {
 }
 
 // load reads the configuration for a reload over old: the jobs, what the
-// extension runs, and the order of starts.
-func (d *Daemon) load(old *loaded) *loaded {
-	js := backend.LoadJobs(d.cfg.Layout, d.cfg.Jobs, old.jobs, d.log)
+// extension runs, and the order of starts. Configuration problems are
+// logged to log, and published as events when publish is set (a real
+// reload, not a plan).
+func (d *Daemon) load(old *loaded, log *slog.Logger, publish bool) *loaded {
+	js := backend.LoadJobs(d.cfg.Layout, d.cfg.Jobs, old.jobs, log)
 	for _, err := range js.Errs {
+		if !publish {
+			break
+		}
 		d.events.Publish(backend.ConfigEvent(err))
 	}
 	next := &loaded{jobs: js.Jobs, specs: map[supervise.ID]spec{}, runners: map[supervise.ID]*proc.Runner{},
-		problems: js.Problems}
+		problems: js.Problems, rejected: js.Failed}
 	bpm := wanted(next.jobs)
 	active, probs := d.ext.Load(backend.IDs(bpm))
 	next.problems, next.extended = append(next.problems, probs...), active
@@ -181,7 +217,7 @@ func (d *Daemon) supervisorConfig(next *loaded, id supervise.ID) supervise.Confi
 	if sp := next.specs[id]; sp.program == "" {
 		r := proc.NewRunner(sp.proc, proc.Options{Layout: d.cfg.Layout, Init: d.cfg.Init,
 			InitEnv: d.cfg.InitEnv, HookTimeout: d.cfg.HookTimeout, Pool: d.pool,
-			NoIsolation: d.cfg.NoIsolation, Log: d.log})
+			NoIsolation: d.cfg.NoIsolation, Log: d.log, Console: d.console()})
 		next.runners[id] = r
 		cfg.Runner = r
 		cfg.Timing, cfg.Probes = backend.Supervision(sp.proc, d.cfg.Layout, d.cfg.Timing, r.StartInside)

@@ -25,14 +25,25 @@ func TestReloadRestartsOnlyWhatChanged(t *testing.T) {
 	h.writeJob("a", pr{"one", "serve", nil}, pr{"two", "serve", []string{"NEW=1"}})
 	os.RemoveAll(h.layout.JobDir("b"))
 	h.writeJob("c", pr{"c", "serve", nil})
+	want := control.ReloadResult{Started: []string{"c/c"}, Stopped: []string{"b/b"},
+		Restarted: []string{"a/two"}, Unchanged: []string{"a/one"}}
+	same := func(res control.ReloadResult) bool {
+		return slices.Equal(res.Started, want.Started) && slices.Equal(res.Stopped, want.Stopped) &&
+			slices.Equal(res.Restarted, want.Restarted) && slices.Equal(res.Unchanged, want.Unchanged)
+	}
+	// The plan says what the reload then does, and does none of it.
+	plan, err := h.c.PlanReload(t.Context())
+	if err != nil || !same(plan) || !plan.DryRun {
+		t.Fatalf("plan %+v %v, want %+v", plan, err, want)
+	}
+	if got := h.status("a", "two"); got.PID != two.PID || h.status("b", "b").State != "running" {
+		t.Fatal("the plan touched a process")
+	}
 	res, err := h.c.Reload(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := control.ReloadResult{Started: []string{"c/c"}, Stopped: []string{"b/b"},
-		Restarted: []string{"a/two"}, Unchanged: []string{"a/one"}}
-	if !slices.Equal(res.Started, want.Started) || !slices.Equal(res.Stopped, want.Stopped) ||
-		!slices.Equal(res.Restarted, want.Restarted) || !slices.Equal(res.Unchanged, want.Unchanged) {
+	if !same(res) || res.DryRun {
 		t.Fatalf("reload %+v, want %+v", res, want)
 	}
 	if got := h.status("a", "one"); got.PID != one.PID || got.ExecPID != one.ExecPID || got.State != "running" {
@@ -86,7 +97,8 @@ func TestReloadKeepsRunningOnBadConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(res.Stopped)+len(res.Restarted)+len(res.Started) != 0 || !slices.Equal(res.Unchanged, []string{"web/server"}) {
+			if len(res.Stopped)+len(res.Restarted)+len(res.Started) != 0 || !slices.Equal(res.Unchanged, []string{"web/server"}) ||
+				!slices.Equal(res.Rejected, []string{"web"}) {
 				t.Fatalf("reload touched processes: %+v", res)
 			}
 			var lines []string
@@ -133,3 +145,28 @@ func TestInvalidJobDoesNotStopOthers(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestCheck reads a root as a daemon's first load would, with no daemon:
+// the same problems, the jobs rejected, what would start, nothing run.
+func TestCheck(t *testing.T) {
+	h := newHarness(t)
+	h.writeJob("good", pr{"good", "serve", nil})
+	h.writeFile("bad", "processes:\n- name: bad\n  executable: /does/not/exist\n  shutdown_signal: KILL\n")
+	res, err := Check(Config{Layout: h.layout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields []string
+	for _, p := range res.Problems {
+		if p.Severity == "error" && p.Job == "bad" && p.Line > 0 {
+			fields = append(fields, p.Field)
+		}
+	}
+	if !slices.Equal(res.Started, []string{"good/good"}) || !slices.Equal(res.Rejected, []string{"bad"}) || !res.DryRun ||
+		!slices.Equal(fields, []string{"processes[0].executable", "processes[0].shutdown_signal"}) {
+		t.Fatalf("check %+v", res)
+	}
+	if _, err := os.Stat(h.layout.PidFile("good", "good")); !os.IsNotExist(err) {
+		t.Fatalf("the check started something: %v", err)
+	}
+}

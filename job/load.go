@@ -32,10 +32,25 @@ func Load(l boshpath.Layout, name string) (*Job, []Warning, error) {
 		}
 		return nil, nil, ErrorList{{File: path, Msg: "cannot read: " + cause.Error(), Err: err}}
 	}
-	j, warns, errs := parse(l, name, path, data)
+	j, warns, err := Check(l, name, path, data, true)
+	if err != nil {
+		return nil, warns, err
+	}
 	_, err = os.Stat(filepath.Join(l.JobDir(name), "bin", "run"))
 	j.Errand = err == nil
+	return j, warns, nil
+}
+
+// Check parses data as Parse does (path only names it in messages) and,
+// with executables, checks each executable as Load does: it must exist,
+// be a regular file and have an execute bit, a bare name looked up in the
+// process's PATH. It is what vigil check runs on a file of its own.
+func Check(l boshpath.Layout, name, path string, data []byte, executables bool) (*Job, []Warning, error) {
+	j, warns, errs := parse(l, name, path, data)
 	for i := range j.Processes {
+		if !executables {
+			break
+		}
 		p := &j.Processes[i]
 		if p.Executable == "" {
 			continue // already reported

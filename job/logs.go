@@ -13,6 +13,11 @@ type LogRotation struct {
 	// Keep is how many rotated files are kept (PATH.1 … PATH.Keep); the
 	// default is DefaultLogKeep when MaxSize is set.
 	Keep int
+	// Timestamps has the init begin each line it writes with the time it
+	// read it (RFC 3339, UTC, milliseconds) and a space. Left out of the
+	// JSON when off, so that the digest of a process that does not use it
+	// (systemd's units) is what it was before the key existed.
+	Timestamps bool `json:",omitempty"`
 }
 
 // Bounds of the logs key.
@@ -24,13 +29,15 @@ const (
 
 // logsSpec is the logs key as written, to tell a missing keep from keep: 0.
 type logsSpec struct {
-	maxSize *uint64
-	keep    *int64
+	maxSize    *uint64
+	keep       *int64
+	timestamps bool
 }
 
 var logsKeys = keyTable[logsSpec]{
-	"max_size": func(c *collector, n *yaml.Node, f string, s *logsSpec) { s.maxSize = logSize(c, n, f) },
-	"keep":     func(c *collector, n *yaml.Node, f string, s *logsSpec) { s.keep = optInt(c, n, f) },
+	"max_size":   func(c *collector, n *yaml.Node, f string, s *logsSpec) { s.maxSize = logSize(c, n, f) },
+	"keep":       func(c *collector, n *yaml.Node, f string, s *logsSpec) { s.keep = optInt(c, n, f) },
+	"timestamps": func(c *collector, n *yaml.Node, f string, s *logsSpec) { s.timestamps = boolean(c, n, f) },
 }
 
 // decodeLogs fills p.Logs from the logs mapping, applying the default keep.
@@ -38,6 +45,7 @@ var logsKeys = keyTable[logsSpec]{
 func decodeLogs(c *collector, n *yaml.Node, f string, p *Process) {
 	var s logsSpec
 	decodeMap(c, n, f, logsKeys, &s)
+	p.Logs.Timestamps = s.timestamps
 	if s.maxSize != nil {
 		p.Logs.MaxSize = *s.maxSize
 		p.Logs.Keep = DefaultLogKeep

@@ -16,6 +16,8 @@ func TestLogsKey(t *testing.T) {
 		{`{max_size: 65536}`, LogRotation{MaxSize: 65536, Keep: DefaultLogKeep}},
 		{`{max_size: 4KiB, keep: 100}`, LogRotation{MaxSize: 4096, Keep: 100}},
 		{`{}`, LogRotation{}},
+		{`{timestamps: true}`, LogRotation{Timestamps: true}},
+		{`{max_size: 1G, timestamps: true}`, LogRotation{MaxSize: 1 << 30, Keep: DefaultLogKeep, Timestamps: true}},
 	} {
 		src := "processes:\n- name: a\n  executable: /bin/a\n  logs: " + tc.yaml + "\n"
 		j, warns, err := Parse(vcap, "web", "bpm.yml", []byte(src))
@@ -39,6 +41,7 @@ func TestLogsKeyErrors(t *testing.T) {
 		{`{max_size: 1MB, keep: many}`, `bpm.yml:4: processes[0].logs.keep: expected an integer, got "many"`},
 		{`{keep: 2}`, "bpm.yml:4: processes[0].logs.keep: logs.keep needs logs.max_size"},
 		{`[1]`, "bpm.yml:4: processes[0].logs"},
+		{`{timestamps: sometimes}`, "bpm.yml:4: processes[0].logs.timestamps"},
 	} {
 		src := "processes:\n- name: a\n  executable: /bin/a\n  logs: " + tc.yaml + "\n"
 		_, _, err := Parse(vcap, "web", "bpm.yml", []byte(src))
@@ -65,7 +68,7 @@ func TestLogsTestdata(t *testing.T) {
 	if err != nil || len(warns) != 0 {
 		t.Fatalf("err %v, warnings %v", err, warns)
 	}
-	if j.Processes[0].Logs != (LogRotation{100 << 20, 3}) || j.Processes[1].Logs != (LogRotation{65536, DefaultLogKeep}) {
+	if j.Processes[0].Logs != (LogRotation{MaxSize: 100 << 20, Keep: 3}) || j.Processes[1].Logs != (LogRotation{MaxSize: 65536, Keep: DefaultLogKeep}) {
 		t.Fatalf("got %+v, %+v", j.Processes[0].Logs, j.Processes[1].Logs)
 	}
 	changed := j.Processes[0]

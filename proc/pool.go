@@ -19,7 +19,8 @@ import (
 type Pool struct {
 	init       string
 	env        []string
-	cloneFlags uintptr // namespaces the spares are created in
+	cloneFlags uintptr    // namespaces the spares are created in
+	console    []*os.File // the console the spares inherit after their socket (see procinit.Launch.Console)
 	spares     chan *spare
 	wake       chan struct{}
 	stop       chan struct{}
@@ -36,23 +37,25 @@ type spare struct {
 // (started with env added to their environment). A size below 1 means 1.
 // With isolated, spares are created in a PID namespace of their own when
 // vigil runs as root (a spare's namespace is fresh, so any isolated process
-// can use it); only processes started the same way take them.
-func NewPool(init string, env []string, size int, isolated bool) *Pool {
+// can use it); only processes started the same way take them. console,
+// when given (stdout, stderr), is inherited by every spare, for runners
+// that copy output there (Options.Console); only those take them.
+func NewPool(init string, env []string, size int, isolated bool, console ...*os.File) *Pool {
 	var flags uintptr
 	if isolated && os.Geteuid() == 0 && sandbox.HasCapability(unix.CAP_SYS_ADMIN) {
 		flags = unix.CLONE_NEWPID
 	}
-	p := &Pool{init: init, env: env, cloneFlags: flags, spares: make(chan *spare, max(size, 1)),
+	p := &Pool{init: init, env: env, cloneFlags: flags, console: console, spares: make(chan *spare, max(size, 1)),
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go p.fill()
 	return p
 }
 
-// take returns a spare created with cloneFlags, or nil when none is ready
-// (or p is nil, or its spares are created otherwise). Either way it asks for
-// the pool to be refilled.
-func (p *Pool) take(cloneFlags uintptr) *spare {
-	if p == nil || p.cloneFlags != cloneFlags {
+// take returns a spare created with cloneFlags, with a console or not as
+// asked, or nil when none is ready (or p is nil, or its spares are created
+// otherwise). Either way it asks for the pool to be refilled.
+func (p *Pool) take(cloneFlags uintptr, console bool) *spare {
+	if p == nil || p.cloneFlags != cloneFlags || (len(p.console) > 0) != console {
 		return nil
 	}
 	defer p.poke()
@@ -75,7 +78,7 @@ func (p *Pool) fill() {
 	defer close(p.done)
 	for {
 		for len(p.spares) < cap(p.spares) {
-			s, err := startInit(p.init, p.env, "", nil, nil, p.cloneFlags)
+			s, err := startInit(p.init, p.env, "", nil, nil, p.cloneFlags, p.console...)
 			if err != nil {
 				break // spawns fall back to a fresh init; try again when woken
 			}
@@ -117,9 +120,9 @@ func (s *spare) discard() {
 }
 
 // startInit starts the init binary as "init [LABEL]" in a session of its
-// own, with stdout and stderr (nil: /dev/null) and its end of a fresh
-// control socket on fd 3, in the namespaces cloneFlags asks for.
-func startInit(init string, env []string, label string, stdout, stderr *os.File, cloneFlags uintptr) (*spare, error) {
+// own, with stdout and stderr (nil: /dev/null), its end of a fresh control
+// socket on fd 3 and extra after it, in the namespaces cloneFlags asks for.
+func startInit(init string, env []string, label string, stdout, stderr *os.File, cloneFlags uintptr, extra ...*os.File) (*spare, error) {
 	// Our end is non-blocking so that its reader waits in the poller, not
 	// in a thread of its own; the init's end blocks.
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
@@ -140,7 +143,7 @@ func startInit(init string, env []string, label string, stdout, stderr *os.File,
 		Args:        args,
 		Env:         append([]string{"GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1", "GOGC=50"}, env...),
 		Dir:         "/",
-		ExtraFiles:  []*os.File{theirs},
+		ExtraFiles:  append([]*os.File{theirs}, extra...),
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Cloneflags: cloneFlags},
 	}
 	if stdout != nil {

@@ -48,6 +48,10 @@ type Options struct {
 	User string
 	// Log, if set, receives the warnings of each start.
 	Log *slog.Logger
+	// Console, if set (stdout, stderr), also gets the process's output,
+	// each line prefixed with JOB/PROC, through its init (vigil container
+	// --console). The Pool's spares must have been given the same.
+	Console []*os.File
 }
 
 // DefaultHookTimeout bounds a pre_start hook. bpm has none of its own; monit's
@@ -96,7 +100,7 @@ func (r *Runner) Start(context.Context) (supervise.Process, error) {
 		r.opts.Log.Warn("isolation not enforced", "process", launch.Label, "warnings", launch.Warnings)
 	}
 	record := l.InitRecord(p.Job, p.Name)
-	if s := r.opts.Pool.take(iso.cloneFlags); s != nil {
+	if s := r.opts.Pool.take(iso.cloneFlags, len(r.opts.Console) > 0); s != nil {
 		pr := newProcess(s.cmd, s.ctrl, l.PidFile(p.Job, p.Name))
 		pr.group = iso.group
 		pr.drops = &r.drops
@@ -108,7 +112,7 @@ func (r *Runner) Start(context.Context) (supervise.Process, error) {
 		}
 		s.discard() // a spare that died waiting: start a fresh one
 	}
-	s, err := startInit(r.opts.Init, r.opts.InitEnv, launch.Label, nil, nil, iso.cloneFlags)
+	s, err := startInit(r.opts.Init, r.opts.InitEnv, launch.Label, nil, nil, iso.cloneFlags, r.opts.Console...)
 	if err != nil {
 		_ = iso.group.Remove()
 		_ = ns.Close()
@@ -143,8 +147,18 @@ func (r *Runner) launch() procinit.Launch {
 		Stdout: l.StdoutLog(p.Job, p.Name), Stderr: l.StderrLog(p.Job, p.Name),
 		PreStart: p.Hooks.PreStart, HookTimeout: r.opts.HookTimeout,
 		PidFile: l.PidFile(p.Job, p.Name), ExitFile: l.ExitFile(p.Job, p.Name),
-		Logs: logRotation(p.Logs),
+		Logs: logRotation(p.Logs), Timestamps: p.Logs.Timestamps,
+		Console: r.consolePrefix(),
 	}
+}
+
+// consolePrefix is what the init prefixes the lines it copies to the
+// console with: JOB/PROC, or "" without a console.
+func (r *Runner) consolePrefix() string {
+	if len(r.opts.Console) == 0 {
+		return ""
+	}
+	return r.p.Job + "/" + r.p.Name
 }
 
 // Reopen asks the latest instance, if it runs, to reopen its log files,

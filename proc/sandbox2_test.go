@@ -31,7 +31,7 @@ func TestSandboxPooledInitAndSignals(t *testing.T) {
 	default: // the pool refilled meanwhile
 		spare.discard()
 	}
-	if s := pool.take(0); s != nil {
+	if s := pool.take(0, false); s != nil {
 		t.Fatal("a namespaced spare was given to a host_pid_namespace start")
 	}
 	opts := Options{Layout: s.layout, Init: self, InitEnv: []string{"GORACE=" + testproc.NoRaceExitDelay}, User: s.user, Pool: pool}

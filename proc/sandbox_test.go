@@ -347,3 +347,25 @@ func TestSandboxSeesVarVcap(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxNamesAMissingExecutable: an executable that exists on the host
+// but not inside the sandbox fails the start with a message that says so,
+// once, instead of "exec X: exec X: no such file or directory".
+func TestSandboxNamesAMissingExecutable(t *testing.T) {
+	s := newSandboxed(t)
+	outside, err := os.MkdirTemp("/run", "vigil-outside-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	exe := filepath.Join(outside, "bin", "server")
+	copyFile(t, exe)
+	p := s.process("missing", "serve")
+	p.Executable, p.ResolvedExecutable = exe, exe
+	_, pr := s.start(p)
+	e := s.exitOf(pr)
+	want := "exec " + exe + ": no such file or directory inside the process's sandbox, though " + exe + " exists on the host"
+	if !strings.HasPrefix(e.Err, want) || strings.Count(e.Err, "exec ") != 1 {
+		t.Fatalf("exit %+v, want an error starting %q", e, want)
+	}
+}

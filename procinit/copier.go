@@ -28,16 +28,21 @@ type copier struct {
 	dropping       atomic.Bool
 	changed        chan<- struct{} // told when dropping starts, doubles or ends
 	closeOnce      sync.Once
+	stamps         bool     // each line begins with the time it was read
+	console        *console // also copy the output there; nil: not
 
 	// Owned by the loop goroutine:
 	reported  int64 // dropped when changed was last told
 	lineStart bool  // the last byte written ended a line
 	retryIn   int64 // bytes to write before trying a failed rotation again
+	midLine   bool  // the last byte read did not end a line (for stamps)
 }
 
 // newCopier starts a copier into dst, which was opened from path; changed
 // (buffered, shared by the copiers of one init) is told of drop changes.
-func newCopier(dst *os.File, path string, rot *LogRotation, changed chan<- struct{}) (*copier, error) {
+// With stamps each line begins with the time; con, when not nil, gets a
+// copy of the output.
+func newCopier(dst *os.File, path string, rot *LogRotation, changed chan<- struct{}, stamps bool, con *console) (*copier, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -45,7 +50,7 @@ func newCopier(dst *os.File, path string, rot *LogRotation, changed chan<- struc
 	if path == "" || (rot != nil && rot.MaxSize <= 0) {
 		rot = nil
 	}
-	c := &copier{reader: r, writer: w, path: path, rot: rot, dst: dst, changed: changed,
+	c := &copier{reader: r, writer: w, path: path, rot: rot, dst: dst, changed: changed, stamps: stamps, console: con,
 		reopenc: make(chan struct{}, 1), done: make(chan struct{}), lineStart: true}
 	go c.loop()
 	return c, nil
@@ -62,12 +67,25 @@ func (c *copier) loop() {
 				c.swap()
 			default:
 			}
-			c.write(buf[:n])
+			c.console.send(buf[:n])
+			c.write(c.stamp(buf[:n]))
 		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// stamp puts the time before each line that begins in b, when the copier
+// stamps lines.
+func (c *copier) stamp(b []byte) []byte {
+	if !c.stamps {
+		return b
+	}
+	atStart := !c.midLine
+	out := prefixLines(nil, b, timestamp(time.Now()), &atStart)
+	c.midLine = !atStart
+	return out
 }
 
 // write puts b into the log, rotating on the way as often as the file is

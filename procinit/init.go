@@ -30,15 +30,19 @@ func Main() int {
 	// the init (see forker); the init's work runs on another from the
 	// start, so that it never waits on the locked thread.
 	runtime.LockOSThread()
+	// The container's stdout and stderr, when given (before anything is
+	// opened: the descriptors after the socket's are theirs).
+	conOut, conErr := inheritedConsole()
 	forks := make(forker)
 	result := make(chan int, 1)
-	go func() { result <- start(forks) }()
+	go func() { result <- start(forks, conOut, conErr) }()
 	return forks.serve(result)
 }
 
 // start reads the launch and runs the init to its end, forking through
-// forks; it returns the init's exit code.
-func start(forks forker) int {
+// forks, with the console it inherited (nils without); it returns the
+// init's exit code.
+func start(forks forker, conOut, conErr *os.File) int {
 	// The executable must not inherit the control socket; and it is made
 	// non-blocking so that its reader waits in the runtime's poller rather
 	// than holding a thread of its own.
@@ -66,7 +70,7 @@ func start(forks forker) int {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		fmt.Fprintf(os.Stderr, "vigil init %s: become a subreaper: %v\n", l.Label, err)
 	}
-	it := &initProc{launch: l, ctrl: ctrl, sigs: sigs, cmds: readCommands(in), forks: forks}
+	it := &initProc{launch: l, ctrl: ctrl, sigs: sigs, cmds: readCommands(in), forks: forks, conOut: conOut, conErr: conErr}
 	return it.run()
 }
 
@@ -130,6 +134,8 @@ type initProc struct {
 
 	notify *notifyPipe // the readiness fd's pipe, when the launch asks for one
 
+	conOut, conErr *os.File // the container's stdout and stderr, when inherited (see Launch.Console)
+
 	outputc chan struct{} // the copiers' drop changes (see outputReport)
 }
 
@@ -168,10 +174,15 @@ func (it *initProc) run() int {
 	}
 	var err error
 	it.outputc = make(chan struct{}, 1)
-	if it.out, err = newCopier(os.Stdout, it.launch.Stdout, it.launch.Logs, it.outputc); err != nil {
+	var conOut, conErr *console
+	if it.launch.Console != "" && it.conOut != nil && it.conErr != nil {
+		conOut, conErr = newConsole(it.conOut, it.launch.Console), newConsole(it.conErr, it.launch.Console)
+	}
+	stamps := it.launch.Timestamps
+	if it.out, err = newCopier(os.Stdout, it.launch.Stdout, it.launch.Logs, it.outputc, stamps, conOut); err != nil {
 		return it.fail(ExitBadLaunch, "stdout pipe: %v", err)
 	}
-	if it.errw, err = newCopier(os.Stderr, it.launch.Stderr, it.launch.Logs, it.outputc); err != nil {
+	if it.errw, err = newCopier(os.Stderr, it.launch.Stderr, it.launch.Logs, it.outputc, stamps, conErr); err != nil {
 		return it.fail(ExitBadLaunch, "stderr pipe: %v", err)
 	}
 	if it.launch.PreStart != "" {
@@ -185,7 +196,7 @@ func (it *initProc) run() int {
 	pid, hostPID, err := it.spawnExecutable()
 	it.notify.closeWriter()
 	if err != nil {
-		return it.fail(ExitExecFailed, "exec %s: %v", it.launch.Path, err)
+		return it.fail(ExitExecFailed, "%s", it.execError(err))
 	}
 	it.child = pid
 	it.out.closeWriter()
@@ -403,6 +414,7 @@ func (it *initProc) finishOutput() int64 {
 		if c != nil {
 			c.closeWriter()
 			dropped += c.wait(2 * time.Second)
+			c.console.close(time.Second)
 		}
 	}
 	return dropped

@@ -62,6 +62,15 @@ type Launch struct {
 	// Logs, if set, has the init rotate the log files opened by path
 	// (Stdout, Stderr) by size; see LogRotation.
 	Logs *LogRotation `json:"logs,omitempty"`
+	// Timestamps has the init begin each line of output it writes to the
+	// logs with the time it read it (RFC 3339, UTC, milliseconds) and a
+	// space.
+	Timestamps bool `json:"timestamps,omitempty"`
+	// Console, if set, also copies the output to the console descriptors
+	// the init inherited after its control socket (fd 4 for stdout, 5 for
+	// stderr: the container's own), each line prefixed with Console and
+	// " | ". A console that cannot keep up loses output, the logs never.
+	Console string `json:"console,omitempty"`
 }
 
 // ExitRecord is what an init leaves in Launch.ExitFile.

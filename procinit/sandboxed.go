@@ -83,3 +83,22 @@ func (it *initProc) spawnSandboxed(spec *sandbox.Spec) (pid, hostPID int, err er
 	}
 	return pid, hostPID, nil
 }
+
+// execError says why the executable did not start, once: the sandbox
+// helper's message already begins "exec PATH:". An executable the
+// sandboxed exec did not find although it exists on the host is not among
+// what the sandbox mounts, and the message says so.
+func (it *initProc) execError(err error) string {
+	msg := err.Error()
+	if it.launch.Sandbox == nil || !strings.HasPrefix(msg, "exec ") {
+		return "exec " + it.launch.Path + ": " + msg
+	}
+	if strings.HasSuffix(msg, syscall.ENOENT.Error()) {
+		if _, serr := os.Stat(it.launch.Path); serr == nil {
+			msg += " inside the process's sandbox, though " + it.launch.Path + " exists on the host: the sandbox shows only " +
+				"/bin, /etc, /lib, /lib64, /sbin, /usr, the job's own directories, the packages and additional_volumes " +
+				"(and a script's #! interpreter must be among them too)"
+		}
+	}
+	return msg
+}

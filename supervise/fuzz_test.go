@@ -19,6 +19,7 @@ import (
 //   - a spawn or an adoption happens only when no process exists, and only
 //     for a process wanted up;
 //   - the stop stage is set exactly while Stopping and never goes back;
+//   - the exit that ends a stop records the step the ladder had reached;
 //   - a machine that is, or becomes, stopped or failed sends no signal;
 //   - the after-stop choice and a held exit exist only while Stopping;
 //   - the generation counts the spawns and adoptions.
@@ -148,6 +149,9 @@ func (r *fuzzRun) check(before machine, ev event, m machine, spawns int) {
 	}
 	if (m.state == Stopping) != (m.stage >= 1 && m.stage <= 4) {
 		t.Fatalf("%s in %s → %s: stage %d", ev.kind, before.state, m.state, m.stage)
+	}
+	if before.state == Stopping && m.state != Stopping && (m.lastExit == nil || m.lastExit.Stop == nil || m.lastExit.Stop.Step != LadderStep(before.stage)) {
+		t.Fatalf("%s: a stop ended at stage %d without its ladder in the exit: %+v", ev.kind, before.stage, m.lastExit)
 	}
 	if before.state == Stopping && m.state == Stopping && m.stage < before.stage {
 		t.Fatalf("%s: stop stage went back from %d to %d", ev.kind, before.stage, m.stage)

@@ -160,7 +160,7 @@ func unhealthy(m machine, now time.Time, t Timing) (machine, []effect) {
 	}
 	var fx []effect
 	if t.Restart.Mode == restart.Never {
-		m, fx = onStop(m, t)
+		m, fx = onStop(m, now, t)
 		m.wantUp, m.after = true, afterStop{then: thenFail}
 		return m, fx
 	}
@@ -175,12 +175,12 @@ func unhealthy(m machine, now time.Time, t Timing) (machine, []effect) {
 			m.health.leftRunning = true
 			return m, []effect{{kind: fxLimitExec}}
 		}
-		m, fx = onStop(m, t)
+		m, fx = onStop(m, now, t)
 		m.wantUp, m.after = true, afterStop{then: thenFail}
 		return m, fx
 	}
 	m.restarts++
-	m, fx = onStop(m, t)
+	m, fx = onStop(m, now, t)
 	m.wantUp, m.after = true, afterStop{then: thenRestart, delay: d.Delay}
 	return m, fx
 }

@@ -213,6 +213,7 @@ func (l *loop) publish() {
 	st := &Status{
 		ID: l.cfg.ID, State: l.m.state, WantUp: l.m.wantUp, Unmonitored: l.m.unmonitored, PID: l.pid, ExecPID: l.execPID,
 		Restarts: l.m.restarts, Gen: l.m.gen, Since: l.m.since, LastExit: l.m.lastExit, Warnings: l.warnings,
+		Stop: l.m.ladder(l.m.stageAt),
 	}
 	if l.m.state == Backoff {
 		st.RetryAt = l.deadline // the backoff timer is the one armed
@@ -224,6 +225,9 @@ func (l *loop) publish() {
 		}
 	}
 	l.snap.Store(st)
+	if l.cfg.OnChange != nil { // before the replies: whoever is answered can see the events
+		l.cfg.OnChange(*st)
+	}
 	kept := l.waiters[:0]
 	for _, w := range l.waiters {
 		if w.settled(l.m) {
@@ -233,9 +237,6 @@ func (l *loop) publish() {
 		}
 	}
 	l.waiters = kept
-	if l.cfg.OnChange != nil {
-		l.cfg.OnChange(*st)
-	}
 }
 
 // answerAll releases every waiter with the current status, at shutdown.

@@ -141,6 +141,9 @@ type machine struct {
 	unmonitored bool
 	after       afterStop // while Stopping: what follows the stop
 	stage       int       // while Stopping: 1 signal sent, 2 QUIT sent, 3 killed, 4 forced
+	stopBegan   time.Time // while Stopping: when the stop signal was sent
+	stageAt     time.Time // while Stopping: when the current stage began
+	stopSignal  syscall.Signal
 	// pending, while Stopping, is the exit of a process that is still
 	// ending: the stop settles with it once the process is reaped.
 	pending   *Exit
@@ -167,7 +170,7 @@ func next(m machine, ev event, now time.Time, t Timing) (machine, []effect) {
 	case evUnmonitor:
 		m, fx = onUnmonitor(m)
 	case evStop:
-		m, fx = onStop(m, t)
+		m, fx = onStop(m, now, t)
 	case evRestart:
 		m, fx = onRestart(m, now, t)
 	case evRunning:
@@ -262,13 +265,13 @@ func onAdopt(m machine, now time.Time) (machine, []effect) {
 	return m, []effect{{kind: fxAdopt}}
 }
 
-func onStop(m machine, t Timing) (machine, []effect) {
+func onStop(m machine, now time.Time, t Timing) (machine, []effect) {
 	m.wantUp = false
 	m.after = afterStop{}
 	switch m.state {
 	case Starting, Running:
 		m.state = Stopping
-		m.stage = 1
+		m.stage, m.stopBegan, m.stageAt, m.stopSignal = 1, now, now, t.stopSignal()
 		return m, []effect{{kind: fxSignal, sig: t.stopSignal()}, {kind: fxArm, d: t.Stage(0)}}
 	case Backoff:
 		m.state = Stopped
@@ -294,7 +297,7 @@ func onRestart(m machine, now time.Time, t Timing) (machine, []effect) {
 	m.unmonitored = false
 	switch m.state {
 	case Starting, Running:
-		m, fx := onStop(m, t)
+		m, fx := onStop(m, now, t)
 		m.wantUp, m.after = true, afterStop{then: thenStart}
 		return m, fx
 	case Stopping:
@@ -305,6 +308,9 @@ func onRestart(m machine, now time.Time, t Timing) (machine, []effect) {
 }
 
 func onExit(m machine, e Exit, now time.Time, t Timing) (machine, []effect) {
+	if m.state == Stopping {
+		e.Stop = m.ladder(now)
+	}
 	if m.state == Starting && m.startKilled {
 		e.Err = fmt.Sprintf("did not report running within %s", t.StartTimeout)
 	}
@@ -355,6 +361,7 @@ func onExit(m machine, e Exit, now time.Time, t Timing) (machine, []effect) {
 func afterStopping(m machine, now time.Time) (machine, []effect) {
 	after := m.after
 	m.stage, m.after = 0, afterStop{}
+	m.stopBegan, m.stageAt, m.stopSignal = time.Time{}, time.Time{}, 0
 	fx := []effect{{kind: fxDisarm}}
 	switch after.then {
 	case thenFail:
@@ -374,6 +381,23 @@ func afterStopping(m machine, now time.Time) (machine, []effect) {
 	}
 	m.state = Stopped
 	return m, fx
+}
+
+// ladder is where the stop of m stands at now: its step, that step's
+// signal and when it was taken, and how long the stop has lasted.
+func (m machine) ladder(now time.Time) *Ladder {
+	if m.state != Stopping || m.stage == 0 {
+		return nil
+	}
+	l := &Ladder{Step: LadderStep(m.stage), Signal: m.stopSignal, Began: m.stopBegan, StepAt: m.stageAt,
+		After: now.Sub(m.stopBegan)}
+	switch l.Step {
+	case StepQuit:
+		l.Signal = syscall.SIGQUIT
+	case StepKill, StepForceKill:
+		l.Signal = syscall.SIGKILL
+	}
+	return l
 }
 
 // settleExit ends a process that is not restarted: a clean exit is
@@ -406,13 +430,13 @@ func onTimer(m machine, now time.Time, t Timing) (machine, []effect) {
 	case Stopping:
 		switch m.stage {
 		case 1:
-			m.stage = 2
+			m.stage, m.stageAt = 2, now
 			return m, []effect{{kind: fxSignal, sig: syscall.SIGQUIT}, {kind: fxArm, d: t.Stage(1)}}
 		case 2:
-			m.stage = 3
+			m.stage, m.stageAt = 3, now
 			return m, []effect{{kind: fxKill}, {kind: fxArm, d: t.Stage(2)}}
 		default:
-			m.stage = 4
+			m.stage, m.stageAt = 4, now
 			return m, []effect{{kind: fxForceKill}, {kind: fxArm, d: t.Stage(2)}}
 		}
 	}

@@ -133,6 +133,47 @@ func TestStopLadder(t *testing.T) {
 	}
 }
 
+// TestLadderIsRecorded: each step of a stop is in the machine's ladder as
+// it is taken (the status shows it), and the exit that ends the stop keeps
+// the last step and how long the stop took, so that a stop by SIGKILL
+// after 17 s reads differently from a clean one.
+func TestLadderIsRecorded(t *testing.T) {
+	tm := Timing{StopSignal: syscall.SIGINT}
+	m, _ := next(in(Running), event{kind: evStop}, t0, tm)
+	steps := []struct {
+		at     time.Duration
+		step   LadderStep
+		signal syscall.Signal
+	}{{0, StepSignal, syscall.SIGINT}, {15 * time.Second, StepQuit, syscall.SIGQUIT}, {17 * time.Second, StepKill, syscall.SIGKILL}}
+	for i, want := range steps {
+		if i > 0 {
+			m, _ = next(m, event{kind: evTimer}, t0.Add(want.at), tm)
+		}
+		l := m.ladder(m.stageAt)
+		if l == nil || l.Step != want.step || l.Signal != want.signal || !l.StepAt.Equal(t0.Add(want.at)) || !l.Began.Equal(t0) || l.After != want.at {
+			t.Fatalf("step %d: %+v", i, l)
+		}
+	}
+	m, _ = next(m, event{kind: evExit, exit: Exit{Signal: syscall.SIGKILL}}, t0.Add(17200*time.Millisecond), tm)
+	e := m.lastExit
+	if e.Stop == nil || e.Stop.Step != StepKill || !e.Stop.Escalated() || e.Stop.Stopped() != "stopped by SIGKILL after 17.2s" {
+		t.Fatalf("exit after the kill: %+v %+v", e, e.Stop)
+	}
+	if m.ladder(t0) != nil {
+		t.Fatal("a ladder outside a stop")
+	}
+
+	m, _ = next(in(Running), event{kind: evStop}, t0, Timing{})
+	m, _ = next(m, event{kind: evExit, exit: Exit{}}, t0.Add(120*time.Millisecond), Timing{})
+	if e := m.lastExit; e.Stop.Escalated() || e.Stop.Stopped() != "stopped by SIGTERM after 120ms" {
+		t.Fatalf("a clean stop: %+v", e.Stop)
+	}
+	m, _ = next(in(Running), event{kind: evExit, exit: Exit{Code: 1}}, t0, Timing{})
+	if m.lastExit.Stop != nil {
+		t.Fatalf("an exit nobody asked for has a ladder: %+v", m.lastExit.Stop)
+	}
+}
+
 func TestQuickExitsBackOff(t *testing.T) {
 	m := in(Running)
 	now := t0

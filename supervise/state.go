@@ -49,6 +49,61 @@ type Exit struct {
 	OOM    bool           // the kernel's OOM killer ended it
 	Err    string         // non-empty when it never ran (spawn, hook or exec failure)
 	At     time.Time
+	// Stop, for an exit that ended a stop, is how far the stop ladder
+	// had gone; nil for an exit nobody asked for.
+	Stop *Ladder
+}
+
+// LadderStep is a step of the stop ladder.
+type LadderStep int
+
+// The steps, in the order the ladder takes them.
+const (
+	StepSignal    LadderStep = iota + 1 // the shutdown signal (TERM or INT) was sent
+	StepQuit                            // SIGQUIT: the process outlived the shutdown signal's stage
+	StepKill                            // the whole tree was killed
+	StepForceKill                       // the init itself was killed: the tree kill did not end it
+)
+
+var stepNames = [...]string{"", "signal", "quit", "kill", "force-kill"}
+
+func (s LadderStep) String() string {
+	if s > 0 && int(s) < len(stepNames) {
+		return stepNames[s]
+	}
+	return fmt.Sprintf("step(%d)", int(s))
+}
+
+// Ladder is where a stop stands: its latest step, that step's signal and
+// when it was taken, when the stop began and (in an Exit) how long it
+// lasted until the exit.
+type Ladder struct {
+	Step   LadderStep
+	Signal syscall.Signal // the step's signal: the shutdown signal, SIGQUIT or SIGKILL
+	Began  time.Time      // the shutdown signal was sent
+	StepAt time.Time      // the step was taken
+	After  time.Duration  // in an Exit: from Began to the exit
+}
+
+// Escalated reports whether the stop went past the shutdown signal.
+func (l *Ladder) Escalated() bool { return l != nil && l.Step > StepSignal }
+
+// Stopped describes a stop's end for people: "stopped by SIGTERM after
+// 120ms", "stopped by SIGKILL after 17s".
+func (l *Ladder) Stopped() string {
+	return "stopped by " + signalName(l.Signal) + " after " + roundDuration(l.After).String()
+}
+
+// roundDuration keeps a duration readable: milliseconds below a second,
+// tenths below a minute, seconds above.
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond)
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Second)
 }
 
 // Success reports a clean exit with code 0.

@@ -34,7 +34,10 @@ type Status struct {
 	Gen         int // spawns so far
 	Since       time.Time
 	LastExit    *Exit
-	Warnings    []string // of the latest instance to run: isolation or limits not enforced
+	// Stop, while Stopping, is where the stop ladder stands (its latest
+	// step, with when it was taken); nil in the other states.
+	Stop     *Ladder
+	Warnings []string // of the latest instance to run: isolation or limits not enforced
 	// Health is "" without probes (or when not running), else "starting"
 	// (the startup probe has not passed yet), "healthy" or "unhealthy".
 	Health string

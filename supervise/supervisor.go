@@ -48,7 +48,8 @@ type Config struct {
 	// (and stop) a running process: a start fails.
 	Runner Runner
 	// OnChange, if set, is called from the supervisor's goroutine after each
-	// change of its Status. It must not block.
+	// change of its Status, before the commands that the change settles are
+	// answered. It must not block.
 	OnChange func(Status)
 	// Adopt, if set, is a process that already runs (found after a daemon
 	// restart): the supervisor begins in Running with it, wanted up, and

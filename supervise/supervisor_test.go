@@ -363,6 +363,37 @@ func TestAdopt(t *testing.T) {
 	})
 }
 
+// TestChangesAreObservedBeforeTheReply: whoever a command's reply reaches
+// can find the change's events already sent (OnChange runs first).
+func TestChangesAreObservedBeforeTheReply(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var seen []State
+		r := &fakeRunner{exitOn: []syscall.Signal{syscall.SIGTERM}}
+		ctx, cancel := context.WithCancel(context.Background())
+		s := New(Config{ID: ID{"job", "proc"}, Runner: r, OnChange: func(st Status) {
+			time.Sleep(time.Second) // synctest: virtual time; an observer that takes a while
+			mu.Lock()
+			seen = append(seen, st.State)
+			mu.Unlock()
+		}})
+		go s.Run(ctx)
+		defer func() { cancel(); <-s.Done() }()
+		for _, v := range []struct {
+			verb Verb
+			want State
+		}{{VerbStart, Running}, {VerbStop, Stopped}} {
+			st, err := s.Do(t.Context(), v.verb)
+			mu.Lock()
+			last := seen[len(seen)-1]
+			mu.Unlock()
+			if err != nil || st.State != v.want || last != v.want {
+				t.Fatalf("%v: replied %v, observed last %v", v.verb, st.State, last)
+			}
+		}
+	})
+}
+
 // TestStartThatNeverRuns: a process that never reports running (its init
 // stuck before the executable) is killed once StartTimeout has passed,
 // its exit is recorded as a failed start that says why, and it is started

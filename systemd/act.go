@@ -19,8 +19,26 @@ import (
 const unmonitorDropIn = "vigil-unmonitor.conf"
 
 // Act implements control.Manager through systemctl, which waits for the
-// jobs it queues to finish; the statuses are read afterwards.
+// jobs it queues to finish (unless the request waits for nothing:
+// --no-block); the statuses are read afterwards. A wait for running or
+// ready goes on from there (backend.Await), woken by the watcher's
+// changes.
 func (d *Driver) Act(ctx context.Context, req control.ActionRequest) ([]control.ProcessStatus, error) {
+	goal, waits, err := backend.GoalOf(req)
+	if err != nil {
+		return nil, err
+	}
+	out, err := d.act(ctx, req)
+	if err != nil || !waits {
+		return out, err
+	}
+	return backend.Await(ctx, goal, out, d.changes.Wait, func(ctx context.Context) ([]control.ProcessStatus, error) {
+		st, err := d.Status(ctx)
+		return st.Processes, err
+	})
+}
+
+func (d *Driver) act(ctx context.Context, req control.ActionRequest) ([]control.ProcessStatus, error) {
 	svcs, err := d.targets(req.Job, req.Process)
 	if err != nil {
 		return nil, err
@@ -33,14 +51,20 @@ func (d *Driver) Act(ctx context.Context, req control.ActionRequest) ([]control.
 	for i, s := range svcs {
 		units[i] = s.unit
 	}
+	verb := func(v string) []string {
+		if req.Wait == control.WaitNone {
+			return append([]string{v, "--no-block", "--"}, units...)
+		}
+		return append([]string{v, "--"}, units...)
+	}
 	d.mu.Lock()
 	switch req.Action {
 	case control.ActionStart, control.ActionRestart:
 		d.setWanted(true, units...)
-		_, err = d.ctl.run(ctx, append([]string{req.Action, "--"}, units...)...)
+		_, err = d.ctl.run(ctx, verb(req.Action)...)
 	case control.ActionStop:
 		d.setWanted(false, units...)
-		_, err = d.ctl.run(ctx, append([]string{"stop", "--"}, units...)...)
+		_, err = d.ctl.run(ctx, verb("stop")...)
 	case control.ActionUnmonitor:
 		err = d.dropIns(ctx, units, true)
 	case control.ActionMonitor:
@@ -62,6 +86,9 @@ func (d *Driver) Act(ctx context.Context, req control.ActionRequest) ([]control.
 	defer d.remember(out)
 	for i, s := range svcs {
 		out[i] = d.processStatus(s, states[s.unit])
+		if req.Wait == control.WaitNone {
+			continue
+		}
 		if why := unsettled(req.Action, out[i]); why != "" {
 			failed = append(failed, s.job+"/"+s.proc+" "+why)
 		}

@@ -263,3 +263,54 @@ func TestSignalNeverReachesAStranger(t *testing.T) {
 		t.Fatalf("signal to a stranger's pid: %v", err)
 	}
 }
+
+// TestActWaits: a start that waits for ready reads the unit's state after
+// systemctl's job, a start that waits for nothing does not block on
+// systemd's job (--no-block), and one whose unit ends up failed fails.
+func TestActWaits(t *testing.T) {
+	h, d := newFakeHost(t)
+	ctx := context.Background()
+	if _, err := d.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.calls(t)
+	out, err := d.Act(ctx, control.ActionRequest{Action: control.ActionRestart, Job: "db", Wait: control.WaitReady, UptimeSeconds: 1})
+	if err != nil || len(out) != 1 || !out[0].Ready {
+		t.Fatalf("restart --wait ready: %+v %v", out, err)
+	}
+	h.calls(t)
+	if _, err := d.Act(ctx, control.ActionRequest{Action: control.ActionStop, Job: "db", Wait: control.WaitNone}); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.calls(t); got[0] != "stop --no-block -- vigil-db-postgres.service" {
+		t.Fatalf("calls %q", got)
+	}
+	if err := os.WriteFile(filepath.Join(h.fake, "fail"), []byte("vigil-db-postgres.service\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Act(ctx, control.ActionRequest{Action: control.ActionStart, Job: "db", Wait: control.WaitRunning}); !errors.Is(err, control.ErrFailed) {
+		t.Fatalf("a start that fails: %v", err)
+	}
+}
+
+// TestPlanReload: the plan names what a reload would restart and start,
+// and neither calls systemctl nor writes a unit.
+func TestPlanReload(t *testing.T) {
+	h, d := newFakeHost(t)
+	ctx := context.Background()
+	if _, err := d.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.calls(t)
+	h.writeJob(t, "db", "postgres", "backup")
+	before, _ := os.ReadDir(h.units)
+	res, err := d.PlanReload(ctx)
+	if err != nil || !res.DryRun || !slices.Equal(res.Started, []string{"db/backup"}) ||
+		!slices.Equal(res.Unchanged, []string{"db/postgres", "web/web", "web/worker"}) {
+		t.Fatalf("plan %+v %v", res, err)
+	}
+	after, _ := os.ReadDir(h.units)
+	if got := h.calls(t); len(after) != len(before) || len(got) != 1 || got[0] != "" {
+		t.Fatalf("the plan changed something: calls %q, units %d -> %d", got, len(before), len(after))
+	}
+}

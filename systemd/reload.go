@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,14 +32,7 @@ func (d *Driver) Reload(ctx context.Context) (control.ReloadResult, error) {
 	for _, err := range js.Errs {
 		d.events.Publish(backend.ConfigEvent(err))
 	}
-	var keep []string // the sources of the units left as they are
-	for _, name := range js.Failed {
-		keep = append(keep, d.cfg.Layout.BPMConfig(name))
-	}
-	next, units := d.generate(js)
-	installed := d.installed(keep)
-	running := append(backend.IDs(installed), idsOf(prev.services)...)
-	plan := backend.Plan(installed, next.texts, running, func(a, b string) bool { return a == b })
+	next, units, keep, plan := d.plan(prev, js)
 	if err := d.systemctl(ctx, "stop", plan.Stop); err != nil {
 		next.problems = append(next.problems, control.Problem{Severity: "error", Message: err.Error()})
 	}
@@ -49,14 +43,42 @@ func (d *Driver) Reload(ctx context.Context) (control.ReloadResult, error) {
 	if ch.Changed() {
 		if _, err := d.ctl.run(ctx, "daemon-reload"); err != nil {
 			d.cur.Store(next)
-			return plan.Result(next.problems), fmt.Errorf("reload systemd: %w", err)
+			return plan.Result(next.problems, js.Failed), fmt.Errorf("reload systemd: %w", err)
 		}
 	}
 	d.setWanted(true, serviceNames(slices.Concat(plan.Up(), plan.Keep))...)
 	d.cur.Store(next)
 	err = errors.Join(d.systemctl(ctx, "restart", plan.Restart), d.systemctl(ctx, "start", slices.Concat(plan.Start, plan.Keep)))
 	d.changes.Notify()
-	return plan.Result(next.problems), err
+	return plan.Result(next.problems, js.Failed), err
+}
+
+var _ control.ReloadPlanner = (*Driver)(nil)
+
+// PlanReload implements control.ReloadPlanner: Reload's plan, read
+// quietly, with nothing done.
+func (d *Driver) PlanReload(context.Context) (control.ReloadResult, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	js := backend.LoadJobs(d.cfg.Layout, d.cfg.Jobs, d.cur.Load().jobs, slog.New(slog.DiscardHandler))
+	next, _, _, plan := d.plan(d.cur.Load(), js)
+	res := plan.Result(next.problems, js.Failed)
+	res.DryRun = true
+	return res, nil
+}
+
+// plan is a reload decided: the next configuration and its units, the
+// sources whose units stay as they are (jobs that failed to load), and
+// the plan of the installed services against the generated ones.
+func (d *Driver) plan(prev *loaded, js backend.Jobs) (*loaded, []Unit, []string, backend.Changes) {
+	var keep []string
+	for _, name := range js.Failed {
+		keep = append(keep, d.cfg.Layout.BPMConfig(name))
+	}
+	next, units := d.generate(js)
+	installed := d.installed(keep)
+	running := append(backend.IDs(installed), idsOf(prev.services)...)
+	return next, units, keep, backend.Plan(installed, next.texts, running, func(a, b string) bool { return a == b })
 }
 
 // generate translates the jobs into their units, and records the services

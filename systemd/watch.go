@@ -66,6 +66,10 @@ func (d *Driver) Changes() <-chan struct{} { return d.changes.Wait() }
 
 // Events implements control.EventSource: the events derived from the
 // units' states as the watcher sees them change (see backend.Hub).
+// LastSeq implements control.EventSeq. The units' states are read every
+// 2 s, so the events of an action's last changes may come after it.
+func (d *Driver) LastSeq() uint64 { return d.events.LastSeq() }
+
 func (d *Driver) Events(ctx context.Context, recent int) (<-chan control.Event, error) {
 	return d.events.Subscribe(ctx, recent), nil
 }

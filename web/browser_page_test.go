@@ -53,11 +53,11 @@ func TestBrowserGraphsTimelineAndLogs(t *testing.T) {
 		// Two points make a line: the sparklines of the process and of its job.
 		chromedp.WaitReady(`svg.spark[data-key="app/server"][data-metric="rss"] path.line[d*="L"]`),
 		chromedp.WaitReady(`svg.spark[data-key="worker"][data-metric="cpu"] path.line[d*="L"]`),
-		chromedp.Click(server+` + tr.notes details.graphs summary`),
+		click(server+` + tr.notes details.graphs summary`),
 		chromedp.WaitReady(charts+` figure.chart:nth-of-type(5)`),
 		chromedp.WaitReady(charts+` figure.chart:nth-of-type(2) path.line[d*="L"]`),
 		// The probes' latencies, both lines, from real checks.
-		chromedp.Click(`tr.proc[data-job="db"][data-process="pg"] + tr.notes details.graphs summary`),
+		click(`tr.proc[data-job="db"][data-process="pg"] + tr.notes details.graphs summary`),
 		chromedp.WaitReady(`.charts[data-key="db/pg"] figure.chart:nth-of-type(5) path.line.l0[d*="L"]`),
 		chromedp.WaitReady(`.charts[data-key="db/pg"] figure.chart:nth-of-type(5) path.line.l1[d*="L"]`),
 		chromedp.WaitVisible(`tr.proc[data-job="db"] ul.probes li.ok`),
@@ -94,7 +94,7 @@ func TestBrowserGraphsTimelineAndLogs(t *testing.T) {
 	// button left to use.
 	b := `tr.proc[data-job="worker"][data-process="b"]`
 	if err := chromedp.Do(ctx,
-		chromedp.Click(b+` button[value="stop"]`),
+		click(b+` button[value="stop"]`),
 		chromedp.WaitVisible(b+`[data-state="stopped"][data-why="by an operator"]`),
 		chromedp.WaitVisible(`#events li.kind-action[data-job="worker"]`),
 		chromedp.WaitVisible(`#events li.kind-stopped[data-job="worker"]`),
@@ -181,7 +181,7 @@ func followLogs(t *testing.T, ctx context.Context, base string, ld *liveDaemon) 
 	}
 	// Paused, new lines are held (the state says so) and shown on resume.
 	shown := count()
-	if err := chromedp.Do(ctx, chromedp.Click(`#pause`)); err != nil {
+	if err := chromedp.Do(ctx, click(`#pause`)); err != nil {
 		t.Fatal(err)
 	}
 	printed()
@@ -192,7 +192,7 @@ func followLogs(t *testing.T, ctx context.Context, base string, ld *liveDaemon) 
 	if n := count(); n != shown {
 		t.Fatalf("paused, the view went from %d to %d lines", shown, n)
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(`#pause`)); err != nil {
+	if err := chromedp.Do(ctx, click(`#pause`)); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(); n != shown+2 {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,9 +60,9 @@ func TestBrowserStopsAProcess(t *testing.T) {
 	// Warnings opened by the reader stay open across the live updates.
 	warnings := `details[data-key="worker/a"]`
 	if err := chromedp.Do(ctx,
-		chromedp.Click(warnings+` summary`),
+		click(warnings+` summary`),
 		chromedp.WaitVisible(warnings+`[open] li`),
-		chromedp.Click(server+` button[value="stop"]`),
+		click(server+` button[value="stop"]`),
 		chromedp.WaitVisible(server+`[data-state="stopped"]`),
 		chromedp.WaitVisible(`#message:not(.busy)`),
 		chromedp.WaitVisible(warnings+`[open] li`),
@@ -155,5 +156,18 @@ func shoot(t *testing.T, ctx context.Context, name string) {
 	t.Logf("screenshot: %s (%d bytes)", path, len(png))
 	if !strings.HasPrefix(string(png), "\x89PNG") {
 		t.Fatalf("%s is not a PNG", name)
+	}
+}
+
+// click waits until sel is visible, then clicks it in one step of the
+// page's own script: the page re-renders its rows on every live update,
+// and a node found first and clicked after (chromedp.Click) may be gone by
+// then ("Could not find node with given id").
+func click(sel string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		if _, err := chromedp.WaitVisible(sel)(ctx, t); err != nil {
+			return chromedp.Void{}, err
+		}
+		return chromedp.Evaluate[chromedp.Void](`document.querySelector(`+strconv.Quote(sel)+`).click(), 0`)(ctx, t)
 	}
 }

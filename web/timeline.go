@@ -24,7 +24,7 @@ type eventView struct {
 // eventKinds are the kinds the timeline's filter offers, in the order a
 // process meets them.
 var eventKinds = []string{control.EventAction, control.EventStarted, control.EventRestarted, control.EventExited,
-	control.EventOOMKilled, control.EventBackoff, control.EventStopping, "escalated", control.EventStopped,
+	control.EventOOMKilled, control.EventBackoff, control.EventStopping, control.EventEscalated, control.EventStopped,
 	control.EventGaveUp, control.EventProbeFailed, control.EventProbeRecovered, control.EventHealthy,
 	control.EventUnhealthy, control.EventReady, control.EventNotReady, control.EventUnmonitored,
 	control.EventMonitored, control.EventConfigError, control.EventLost}
@@ -35,8 +35,8 @@ var eventClasses = map[string]string{
 	control.EventExited: "problem", control.EventOOMKilled: "problem", control.EventGaveUp: "problem",
 	control.EventProbeFailed: "problem", control.EventUnhealthy: "problem", control.EventNotReady: "problem",
 	control.EventBackoff: "problem", control.EventConfigError: "problem", control.EventLost: "problem",
-	"escalated":         "problem",
-	control.EventAction: "operator", control.EventStopping: "operator", control.EventStopped: "operator",
+	control.EventEscalated: "problem",
+	control.EventAction:    "operator", control.EventStopping: "operator", control.EventStopped: "operator",
 	control.EventUnmonitored: "operator", control.EventMonitored: "operator",
 }
 

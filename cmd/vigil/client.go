@@ -4,26 +4,25 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/vigil-bosh/vigil/control"
 )
 
-// connect parses a client command's flags and returns its positional
-// arguments and a client for the daemon of its root.
-func connect(c *command, args []string) ([]string, *control.Client, error) {
-	pos, err := c.parse(args)
-	if err != nil {
-		return nil, nil, err
-	}
+// connect returns a client for the daemon of c's root.
+func connect(c *command) (*control.Client, error) {
 	l, err := c.layout()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return pos, control.NewClient(l.ControlSocket()), nil
+	return control.NewClient(l.ControlSocket()), nil
 }
 
 // interruptible is a context that ends on SIGINT or SIGTERM, so that a
@@ -32,93 +31,214 @@ func interruptible() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 }
 
-func runStatus(args []string) error {
-	c := newCommand("status")
-	asJSON := c.fs.Bool("json", false, "print JSON")
-	pos, client, err := connect(c, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageError("status takes no arguments")
-	}
-	ctx, cancel := interruptible()
-	defer cancel()
-	st, err := client.Status(ctx)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
-	}
-	// One write for the table, not one per cell run (tabwriter writes as
-	// it goes): a status of 100 processes was 200 write calls.
-	out := bufio.NewWriter(os.Stdout)
-	writeStatus(out, st, isTerminal(os.Stdout))
-	return out.Flush()
+// writeJSON prints v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
-func runAction(action string, args []string) error {
-	c := newCommand(action)
-	procName := c.fs.String("p", "", "process (default: every process of the job)")
-	c.fs.StringVar(procName, "process", "", "same as -p")
-	pos, client, err := connect(c, args)
-	if err != nil {
-		return err
+func defineStatus(c *command) func([]string) error {
+	asJSON := c.Bool("json", "print JSON")
+	procName := c.String("p,process", "", "only the process `PROC` of the one JOB named")
+	c.completes(completeProcess)
+	return func(pos []string) error {
+		sel, err := selectors(pos, *procName)
+		if err != nil {
+			return c.usagef("%v", err)
+		}
+		client, err := connect(c)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := interruptible()
+		defer cancel()
+		st, err := client.Status(ctx)
+		if err != nil {
+			return err
+		}
+		if st, err = sel.filter(st); err != nil {
+			return exitWith(exitUnknown, err)
+		}
+		if *asJSON {
+			if err := writeJSON(os.Stdout, st); err != nil {
+				return err
+			}
+		} else {
+			// One write for the table, not one per cell: a status of 100
+			// processes was 200 write calls.
+			out := bufio.NewWriter(os.Stdout)
+			writeStatus(out, st, isTerminal(os.Stdout))
+			if err := out.Flush(); err != nil {
+				return err
+			}
+		}
+		if notRunning(st) {
+			return &exitError{code: exitNotRunning}
+		}
+		return nil
 	}
-	if len(pos) != 1 {
-		return usageError("%s needs exactly one JOB", action)
-	}
-	ctx, cancel := interruptible()
-	defer cancel()
-	ps, err := client.Act(ctx, control.ActionRequest{Action: action, Job: pos[0], Process: *procName})
-	for _, p := range ps {
-		fmt.Printf("%s/%s: %s\n", p.Job, p.Process, p.State)
-	}
-	return err
 }
 
-func runSignal(args []string) error {
-	c := newCommand("signal")
-	procName := c.fs.String("p", "", "process")
-	c.fs.StringVar(procName, "process", "", "same as -p")
-	pos, client, err := connect(c, args)
-	if err != nil {
-		return err
+// selector names a job, or one of its processes.
+type selector struct{ job, proc string }
+
+type selection []selector
+
+// selectors reads status's arguments: JOB or JOB/PROC each, or one JOB
+// with -p PROC.
+func selectors(pos []string, proc string) (selection, error) {
+	if proc != "" && len(pos) != 1 {
+		return nil, fmt.Errorf("-p needs exactly one JOB")
 	}
-	if len(pos) != 2 || *procName == "" {
-		return usageError("usage: vigil signal JOB -p PROC SIGNAL")
+	var sel selection
+	for _, a := range pos {
+		job, p, _ := strings.Cut(a, "/")
+		if job == "" || (strings.Contains(a, "/") && p == "") {
+			return nil, fmt.Errorf("%q: want JOB or JOB/PROC", a)
+		}
+		if proc != "" {
+			p = proc
+		}
+		sel = append(sel, selector{job, p})
 	}
-	ctx, cancel := interruptible()
-	defer cancel()
-	return client.Signal(ctx, control.SignalRequest{Job: pos[0], Process: *procName, Signal: pos[1]})
+	return sel, nil
 }
 
-func runReload(args []string) error {
-	c := newCommand("reload")
-	pos, client, err := connect(c, args)
-	if err != nil {
-		return err
+// filter keeps what the selection names: its processes, and the problems
+// of its jobs. A selector that names nothing is an error (no such job or
+// process).
+func (sel selection) filter(st control.Status) (control.Status, error) {
+	if len(sel) == 0 {
+		return st, nil
 	}
-	if len(pos) > 0 {
-		return usageError("reload takes no arguments")
+	matches := func(job, proc string) bool {
+		return slices.ContainsFunc(sel, func(s selector) bool { return s.job == job && (s.proc == "" || s.proc == proc) })
 	}
-	ctx, cancel := interruptible()
-	defer cancel()
-	res, err := client.Reload(ctx)
+	all := st.Processes
+	st.Processes = nil
+	for _, p := range all {
+		if matches(p.Job, p.Process) {
+			st.Processes = append(st.Processes, p)
+		}
+	}
+	var probs []control.Problem
+	for _, p := range st.Problems {
+		if slices.ContainsFunc(sel, func(s selector) bool { return s.job == p.Job }) {
+			probs = append(probs, p)
+		}
+	}
+	st.Problems = probs
+	for _, s := range sel {
+		found := slices.ContainsFunc(st.Processes, func(p control.ProcessStatus) bool {
+			return p.Job == s.job && (s.proc == "" || p.Process == s.proc)
+		}) || s.proc == "" && slices.ContainsFunc(st.Problems, func(p control.Problem) bool { return p.Job == s.job })
+		if !found && s.proc == "" {
+			return st, fmt.Errorf("no job %s is supervised or configured", s.job)
+		}
+		if !found {
+			return st, fmt.Errorf("no process %s/%s is supervised", s.job, s.proc)
+		}
+	}
+	return st, nil
+}
+
+// notRunning reports what status's exit 3 means: a process that should
+// run (wanted up, monitored) does not, or a configuration error exists.
+func notRunning(st control.Status) bool {
+	for _, p := range st.Processes {
+		if p.Wanted == "up" && !p.Unmonitored && p.State != "running" {
+			return true
+		}
+	}
+	return slices.ContainsFunc(st.Problems, func(p control.Problem) bool { return p.Severity == "error" })
+}
+
+func defineSignal(c *command) func([]string) error {
+	procName := c.String("p,process", "", "the process `PROC` to signal (required)")
+	c.completes(completeProcess)
+	return func(pos []string) error {
+		if *procName == "" {
+			return c.usagef("needs -p PROC")
+		}
+		client, err := connect(c)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := interruptible()
+		defer cancel()
+		return client.Signal(ctx, control.SignalRequest{Job: pos[0], Process: *procName, Signal: pos[1]})
+	}
+}
+
+func defineReload(c *command) func([]string) error {
+	dry := c.Bool("n,dry-run", "say what a reload would start, stop and restart, and do nothing")
+	asJSON := c.Bool("json", "print JSON")
+	return func(pos []string) error {
+		client, err := connect(c)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := interruptible()
+		defer cancel()
+		var res control.ReloadResult
+		if *dry {
+			res, err = client.PlanReload(ctx)
+		} else {
+			res, err = client.Reload(ctx)
+		}
+		if err != nil && errors.Is(err, control.ErrNoDaemon) {
+			return err
+		}
+		if *asJSON {
+			if werr := writeJSON(os.Stdout, res); werr != nil {
+				return werr
+			}
+		} else {
+			writeReload(os.Stdout, os.Stderr, res)
+		}
+		if err != nil {
+			return err
+		}
+		return rejected(res)
+	}
+}
+
+// writeReload prints what a reload did (or would do) on out, its problems
+// on errs.
+func writeReload(out, errs io.Writer, res control.ReloadResult) {
+	verb := func(done, would string) string {
+		if res.DryRun {
+			return would
+		}
+		return done
+	}
 	for _, l := range []struct {
 		what  string
 		names []string
-	}{{"started", res.Started}, {"stopped", res.Stopped}, {"restarted", res.Restarted}} {
+	}{{verb("started", "would start"), res.Started}, {verb("stopped", "would stop"), res.Stopped},
+		{verb("restarted", "would restart"), res.Restarted}} {
 		for _, n := range l.names {
-			fmt.Printf("%s %s\n", l.what, n)
+			fmt.Fprintf(out, "%s %s\n", l.what, n)
 		}
 	}
-	fmt.Printf("%d unchanged\n", len(res.Unchanged))
+	fmt.Fprintf(out, "%d unchanged\n", len(res.Unchanged))
 	for _, p := range res.Problems {
-		fmt.Fprintln(os.Stderr, problemLine(p))
+		fmt.Fprintln(errs, problemLine(p))
 	}
-	return err
+}
+
+// rejected is the error of a reload that refused a configuration (exit 1):
+// it names the jobs, which keep what they run.
+func rejected(res control.ReloadResult) error {
+	errs := slices.ContainsFunc(res.Problems, func(p control.Problem) bool { return p.Severity == "error" })
+	switch {
+	case len(res.Rejected) > 0 && res.DryRun:
+		return exitWith(exitFailed, fmt.Errorf("the configuration of %s would be rejected: each would keep what it runs", strings.Join(res.Rejected, ", ")))
+	case len(res.Rejected) > 0:
+		return exitWith(exitFailed, fmt.Errorf("the configuration of %s was rejected: each keeps what it runs (its previous configuration, or nothing)", strings.Join(res.Rejected, ", ")))
+	case errs:
+		return exitWith(exitFailed, fmt.Errorf("the configuration has errors (above)"))
+	}
+	return nil
 }

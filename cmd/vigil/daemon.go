@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -16,50 +19,84 @@ import (
 	"github.com/vigil-bosh/vigil/systemd"
 )
 
-func runDaemon(args []string) error {
-	c := newCommand("daemon")
-	jobs := c.fs.String("jobs", "", "comma-separated jobs to supervise (default: all)")
-	leave := c.fs.Bool("leave-running", false, "on SIGTERM leave every process running for the next daemon to adopt (as `systemctl kill monit` needs)")
-	unlessStopping := c.fs.Bool("leave-running-unless-stopping", false, "on SIGTERM leave every process running for the next daemon unless systemd is stopping the daemon's unit (a stop, the shutdown): a restart or a kill leaves them (the stemcell's vigil.service)")
-	backend := c.fs.String("backend", "auto", "native, systemd, or auto (systemd when booted with systemd and run as root)")
-	unitDir := c.fs.String("unit-dir", "/etc/systemd/system", "systemd back end: where the units go")
-	systemctl := c.fs.String("systemctl", "systemctl", "systemd back end: the systemctl binary")
+func defineDaemon(c *command) func([]string) error {
+	jobs := c.String("jobs", "", "comma-separated `JOBS` to supervise (default: all)")
+	c.completes(completeJob)
+	leave := c.Bool("leave-running", "on SIGTERM leave every process running for the next daemon to adopt (as `systemctl kill monit` needs)")
+	unlessStopping := c.Bool("leave-running-unless-stopping", "on SIGTERM leave every process running for the next daemon unless systemd is stopping the daemon's unit (a stop, the shutdown): a restart or a kill leaves them (the stemcell's vigil.service)")
+	backend := c.String("backend", "auto", "`BACKEND`: native, systemd, or auto (systemd when booted with systemd and run as root)")
+	c.completes("auto|native|systemd")
+	unitDir := c.String("unit-dir", "/etc/systemd/system", "systemd back end: the `DIR` the units go into")
+	c.completes(completeDir)
+	systemctl := c.String("systemctl", "systemctl", "systemd back end: the systemctl `BINARY`")
+	c.completes(completeFile)
 	var page httpOptions
-	page.register(c.fs)
-	pos, err := c.parse(args)
+	page.register(c)
+	return func(pos []string) error {
+		if err := page.check(c); err != nil {
+			return err
+		}
+		l, err := c.layout()
+		if err != nil {
+			return err
+		}
+		if err := checkRoot(l.Root()); err != nil {
+			return err
+		}
+		cfg := daemon.Config{
+			Layout: l, Version: vigilVersion(),
+			Log:          slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
+			NoIsolation:  os.Getenv(proc.IsolationEnv) == "off",
+			LeaveRunning: *leave,
+		}
+		if *unlessStopping {
+			cfg.LeaveRunningIf = func() bool { return !stopPending(cfg.Log) }
+		}
+		if *jobs != "" {
+			cfg.Jobs = strings.Split(*jobs, ",")
+		}
+		be, err := chooseBackend(c, *backend, systemdBooted, os.Geteuid())
+		if err != nil {
+			return err
+		}
+		if be == "systemd" {
+			if err := checkSystemd(*systemctl); err != nil {
+				return err
+			}
+			return serveSystemd(cfg, *unitDir, *systemctl, page)
+		}
+		return serveDaemonWith(cfg, page)
+	}
+}
+
+// checkRoot refuses a BOSH root that is not an existing directory, rather
+// than create one where the operator mistyped a path.
+func checkRoot(root string) error {
+	fi, err := os.Stat(root)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("the BOSH root %s does not exist: give --root DIR or VIGIL_ROOT", root)
+	case err != nil:
+		return fmt.Errorf("the BOSH root: %w", err)
+	case !fi.IsDir():
+		return fmt.Errorf("the BOSH root %s is not a directory", root)
+	}
+	return nil
+}
+
+// checkSystemd refuses the systemd back end where it cannot work: no
+// systemctl, or systemd not running (systemctl is-system-running says
+// "offline" when systemd is not the init).
+func checkSystemd(systemctl string) error {
+	path, err := exec.LookPath(systemctl)
 	if err != nil {
-		return err
+		return fmt.Errorf("the systemd back end needs systemctl: %w", err)
 	}
-	if err := page.check(); err != nil {
-		return err
+	out, _ := exec.Command(path, "is-system-running").Output() // non-zero when degraded: the words say more
+	if state := strings.TrimSpace(string(out)); state == "offline" {
+		return fmt.Errorf("the systemd back end needs systemd as the init, and %s is-system-running says %q: use --backend native", systemctl, state)
 	}
-	if len(pos) > 0 {
-		return usageError("daemon takes no arguments, got %q", pos)
-	}
-	l, err := c.layout()
-	if err != nil {
-		return err
-	}
-	cfg := daemon.Config{
-		Layout: l, Version: vigilVersion(),
-		Log:          slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
-		NoIsolation:  os.Getenv(proc.IsolationEnv) == "off",
-		LeaveRunning: *leave,
-	}
-	if *unlessStopping {
-		cfg.LeaveRunningIf = func() bool { return !stopPending(cfg.Log) }
-	}
-	if *jobs != "" {
-		cfg.Jobs = strings.Split(*jobs, ",")
-	}
-	be, err := chooseBackend(*backend, systemdBooted, os.Geteuid())
-	if err != nil {
-		return err
-	}
-	if be == "systemd" {
-		return serveSystemd(cfg, *unitDir, *systemctl, page)
-	}
-	return serveDaemonWith(cfg, page)
+	return nil
 }
 
 // serveSystemd runs the systemd back end until SIGTERM or SIGINT. The units

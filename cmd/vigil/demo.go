@@ -11,30 +11,30 @@ import (
 	"github.com/vigil-bosh/vigil/demo"
 )
 
-func runDemo(args []string) error {
-	c := newCommand("demo")
-	keep := c.fs.Bool("keep", false, "keep the demo root afterwards")
-	web := c.fs.String("web", "", "the examples/web binary (default: \"web\" next to vigil)")
-	pos, err := c.parse(args)
-	if err != nil {
-		return err
+func defineDemo(c *command) func([]string) error {
+	keep := c.Bool("keep", "keep the demo root afterwards")
+	web := c.String("web", "", "the examples/web `BINARY` (default: \"web\" next to vigil)")
+	c.completes(completeFile)
+	return func(pos []string) error {
+		return demoRun(*keep, *web)
 	}
-	if len(pos) > 0 {
-		return usageError("demo takes no arguments")
-	}
-	if *web == "" {
+}
+
+// demoRun runs the demo (see defineDemo).
+func demoRun(keep bool, web string) error {
+	if web == "" {
 		if self, err := os.Executable(); err == nil {
-			*web = filepath.Join(filepath.Dir(self), "web")
+			web = filepath.Join(filepath.Dir(self), "web")
 		}
 	}
 	dir, err := demoDir()
 	if err != nil {
 		return err
 	}
-	if !*keep {
+	if !keep {
 		defer os.RemoveAll(dir)
 	}
-	root, err := demo.Setup(dir, *web)
+	root, err := demo.Setup(dir, web)
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func runDemo(args []string) error {
 			writeStatus(w, st, isTerminal(os.Stdout))
 		},
 	})
-	if *keep {
+	if keep {
 		fmt.Printf("demo root kept at %s\n", dir)
 	}
 	return err

@@ -13,35 +13,33 @@ import (
 	"github.com/vigil-bosh/vigil/control"
 )
 
-// runEvents streams the daemon's events, one line each, until Ctrl-C (exit
-// 0) or until the daemon goes away (an error).
-func runEvents(args []string) error {
-	c := newCommand("events")
-	asJSON := c.fs.Bool("json", false, "print one JSON object per line")
-	recent := c.fs.Int("n", 0, "first print up to N recent events")
-	pos, client, err := connect(c, args)
-	if err != nil {
-		return err
+// defineEvents streams the daemon's events, one line each, until Ctrl-C
+// (exit 0) or until the daemon goes away (an error).
+func defineEvents(c *command) func([]string) error {
+	asJSON := c.Bool("json", "print one JSON object per line")
+	recent := c.Int("n,recent", 0, "first print up to `N` recent events")
+	return func(pos []string) error {
+		if *recent < 0 {
+			return c.usagef("-n must not be negative")
+		}
+		client, err := connect(c)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := interruptible()
+		defer cancel()
+		events, err := client.Events(ctx, *recent)
+		if err != nil {
+			return err
+		}
+		if err := writeEvents(os.Stdout, events, *asJSON); err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return nil // interrupted
+		}
+		return errors.New("the event stream ended: the daemon went away")
 	}
-	if len(pos) > 0 {
-		return usageError("events takes no arguments")
-	}
-	if *recent < 0 {
-		return usageError("events: -n must not be negative")
-	}
-	ctx, cancel := interruptible()
-	defer cancel()
-	events, err := client.Events(ctx, *recent)
-	if err != nil {
-		return err
-	}
-	if err := writeEvents(os.Stdout, events, *asJSON); err != nil {
-		return err
-	}
-	if ctx.Err() != nil {
-		return nil // interrupted
-	}
-	return errors.New("the event stream ended: the daemon went away")
 }
 
 // writeEvents prints each event as it comes until the channel closes.
@@ -98,6 +96,8 @@ func exitDetail(e *control.Exit) string {
 		return "(how is unknown)"
 	case e.Error != "":
 		return "without running: " + e.Error
+	case e.StopStep != "":
+		return e.Description // "stopped by SIGKILL after 17s (killed by signal SIGKILL)"
 	case e.Signal != "":
 		return "signal " + strings.TrimPrefix(e.Signal, "SIG")
 	}

@@ -51,10 +51,10 @@ func TestEventLine(t *testing.T) {
 	}
 }
 
-// streamLines starts `vigil events ARGS` and returns its stdout lines on a
+// streamLines starts `vigil ARGS` and returns its stdout lines on a
 // channel closed when its output ends, and the command to wait for.
 func (c *cli) streamLines(args ...string) (<-chan string, *exec.Cmd, *strings.Builder) {
-	cmd := exec.Command(vigilBin, append(append([]string{"events"}, args...), "--root", c.root)...)
+	cmd := exec.Command(vigilBin, append(args, "--root", c.root)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		c.t.Fatal(err)
@@ -93,7 +93,7 @@ func TestEventsCommand(t *testing.T) {
 	c := newCLI(t)
 	d := c.daemon()
 
-	human, hcmd, _ := c.streamLines("-n", "2")
+	human, hcmd, _ := c.streamLines("events", "-n", "2")
 	line := regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ web/[ab] started pid \d+$`)
 	for range 2 {
 		if l, _ := nextLine(t, human); !line.MatchString(l) {
@@ -107,7 +107,7 @@ func TestEventsCommand(t *testing.T) {
 		t.Fatalf("events after Ctrl-C: %v", err)
 	}
 
-	lines, cmd, stderr := c.streamLines("--json", "-n", "10")
+	lines, cmd, stderr := c.streamLines("events", "--json", "-n", "10")
 	next := func(proc string) control.Event {
 		t.Helper()
 		for {

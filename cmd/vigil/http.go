@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"log/slog"
 	"sync"
 
@@ -24,22 +23,30 @@ type httpOptions struct {
 	metricsAllowRemote              bool
 }
 
-func (o *httpOptions) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.addr, "http", "", "serve the status page (and /metrics) on this `host:port`, e.g. 127.0.0.1:2823")
-	fs.StringVar(&o.credentials, "http-credentials", "", "`file` of user:password lines for the status page (default: generated into ROOT/sys/run/vigil/http-credentials)")
-	fs.BoolVar(&o.allowRemote, "http-allow-remote", false, "let --http listen on an address that is not loopback")
-	fs.StringVar(&o.metricsAddr, "metrics", "", "serve the Prometheus metrics alone on this `host:port`, e.g. 127.0.0.1:2824")
-	fs.StringVar(&o.metricsCredentials, "metrics-credentials", "", "`file` of user:password lines that --metrics asks for (default: no authentication)")
-	fs.BoolVar(&o.metricsAllowRemote, "metrics-allow-remote", false, "let --metrics listen on an address that is not loopback")
+func (o *httpOptions) register(c *command) {
+	str := func(p *string, name, usage string) {
+		c.define(name, usage, "", false, func(n string) { c.fs.StringVar(p, n, "", usage) })
+	}
+	boolean := func(p *bool, name, usage string) {
+		c.define(name, usage, "", true, func(n string) { c.fs.BoolVar(p, n, false, usage) })
+	}
+	str(&o.addr, "http", "serve the status page (and /metrics) on this `HOST:PORT`, e.g. 127.0.0.1:2823")
+	str(&o.credentials, "http-credentials", "`FILE` of user:password lines for the status page (default: generated into ROOT/sys/run/vigil/http-credentials)")
+	c.completes(completeFile)
+	boolean(&o.allowRemote, "http-allow-remote", "let --http listen on an address that is not loopback")
+	str(&o.metricsAddr, "metrics", "serve the Prometheus metrics alone on this `HOST:PORT`, e.g. 127.0.0.1:2824")
+	str(&o.metricsCredentials, "metrics-credentials", "`FILE` of user:password lines that --metrics asks for (default: no authentication)")
+	c.completes(completeFile)
+	boolean(&o.metricsAllowRemote, "metrics-allow-remote", "let --metrics listen on an address that is not loopback")
 }
 
 // check refuses listener flags given without their listener.
-func (o *httpOptions) check() error {
+func (o *httpOptions) check(c *command) error {
 	if o.addr == "" && (o.credentials != "" || o.allowRemote) {
-		return usageError("--http-credentials and --http-allow-remote need --http")
+		return c.usagef("--http-credentials and --http-allow-remote need --http")
 	}
 	if o.metricsAddr == "" && (o.metricsCredentials != "" || o.metricsAllowRemote) {
-		return usageError("--metrics-credentials and --metrics-allow-remote need --metrics")
+		return c.usagef("--metrics-credentials and --metrics-allow-remote need --metrics")
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -19,55 +20,73 @@ import (
 // are cut to their ends, see logtail.Last).
 const logsBytesPerLine = 16 << 10
 
-// runLogs prints the last lines of a job's log files and, with -f, the
+// defineLogs prints the last lines of a job's log files and, with -f, the
 // lines written to them afterwards, until Ctrl-C. Like bpm logs it reads
 // the files directly, so it works with or without a daemon; its flags are
-// bpm's (-p, -e, -a, -f, -n, -q) plus --stderr. Without -p it shows every
-// process of the job. Several files are told apart as tail does, by a
-// "==> PATH <==" header before each block of lines from one file.
-func runLogs(args []string) error {
-	c := newCommand("logs")
-	procName := c.fs.String("p", "", "process (default: every process of the job)")
-	c.fs.StringVar(procName, "process", "", "same as -p")
-	stderr := c.fs.Bool("stderr", false, "show stderr instead of stdout")
-	c.fs.BoolVar(stderr, "e", false, "same as --stderr")
-	c.fs.BoolVar(stderr, "err", false, "same as --stderr")
-	both := c.fs.Bool("a", false, "show stdout and stderr")
-	c.fs.BoolVar(both, "all", false, "same as -a")
-	follow := c.fs.Bool("f", false, "follow: print new lines as they are written, until interrupted")
-	c.fs.BoolVar(follow, "follow", false, "same as -f")
-	n := c.fs.Int("n", 25, "number of lines to show first")
-	c.fs.IntVar(n, "lines", 25, "same as -n")
-	quiet := c.fs.Bool("q", false, "no file headers")
-	c.fs.BoolVar(quiet, "quiet", false, "same as -q")
-	pos, err := c.parse(args)
-	if err != nil {
-		return err
+// bpm's (-p, -e, -a, -f, -n, -q) plus --stderr, --prefix and --json.
+// Without -p it shows every process of the job. Several files are told
+// apart as tail does, by a "==> PATH <==" header before each block of
+// lines from one file; when following (or with --prefix), by a
+// "JOB/PROC | " prefix on every line instead.
+func defineLogs(c *command) func([]string) error {
+	procName := c.String("p,process", "", "only the process `PROC` (default: every process of the job)")
+	c.completes(completeProcess)
+	stderr := c.Bool("e,err,stderr", "show stderr instead of stdout")
+	both := c.Bool("a,all", "show stdout and stderr")
+	follow := c.Bool("f,follow", "follow: print new lines as they are written, until interrupted")
+	n := c.Int("n,lines", 25, "number of lines to show first")
+	quiet := c.Bool("q,quiet", "no file headers or line prefixes")
+	prefix := c.Bool("prefix", "prefix every line with JOB/PROC (the default when following several files)")
+	asJSON := c.Bool("json", "print one JSON object per line: job, process, stream, line")
+	return func(pos []string) error {
+		if *n < 0 {
+			return c.usagef("-n must not be negative")
+		}
+		l, err := c.layout()
+		if err != nil {
+			return err
+		}
+		files, err := logFiles(l, pos[0], *procName, !*stderr || *both, *stderr || *both)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := interruptible()
+		defer cancel()
+		out := bufio.NewWriter(os.Stdout)
+		defer out.Flush()
+		p := &logPrinter{w: out, files: files, current: -1}
+		switch {
+		case *asJSON:
+			p.json = json.NewEncoder(out)
+		case *quiet:
+		case *prefix || (*follow && len(files) > 1):
+			p.prefixes = true
+		default:
+			p.headers = len(files) > 1
+		}
+		return p.run(ctx, *n, *follow)
 	}
-	if len(pos) != 1 || *n < 0 {
-		return usageError("usage: vigil logs JOB [-p PROC] [-e|--stderr] [-a] [-f] [-n N] [-q]")
-	}
-	l, err := c.layout()
-	if err != nil {
-		return err
-	}
-	paths, err := logPaths(l, pos[0], *procName, !*stderr || *both, *stderr || *both)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := interruptible()
-	defer cancel()
-	out := bufio.NewWriter(os.Stdout)
-	defer out.Flush()
-	p := &logPrinter{w: out, paths: paths, headers: len(paths) > 1 && !*quiet, current: -1}
-	return p.run(ctx, *n, *follow)
 }
 
-// logPaths returns the selected log files of job: of the process proc, or
+// logFile is one log file of a process.
+type logFile struct {
+	path, job, proc, stream string
+}
+
+// label is the prefix of the file's lines: "web/a", or with both streams
+// shown "web/a err".
+func (f logFile) label(both bool) string {
+	if both {
+		return f.job + "/" + f.proc + " " + map[string]string{"stdout": "out", "stderr": "err"}[f.stream]
+	}
+	return f.job + "/" + f.proc
+}
+
+// logFiles returns the selected log files of job: of the process proc, or
 // of every process the job's bpm.yml names (the log files present in the
 // job's log directory when it cannot be read). Names are checked, so none
 // can reach outside the log directory.
-func logPaths(l boshpath.Layout, jobName, proc string, stdout, stderr bool) ([]string, error) {
+func logFiles(l boshpath.Layout, jobName, proc string, stdout, stderr bool) ([]logFile, error) {
 	if err := boshpath.CheckName(jobName); err != nil {
 		return nil, err
 	}
@@ -75,19 +94,19 @@ func logPaths(l boshpath.Layout, jobName, proc string, stdout, stderr bool) ([]s
 	if proc == "" {
 		procs = jobProcesses(l, jobName)
 	}
-	var paths []string
+	var files []logFile
 	for _, p := range procs {
 		if err := boshpath.CheckName(p); err != nil {
 			return nil, err
 		}
 		if stdout {
-			paths = append(paths, l.StdoutLog(jobName, p))
+			files = append(files, logFile{l.StdoutLog(jobName, p), jobName, p, "stdout"})
 		}
 		if stderr {
-			paths = append(paths, l.StderrLog(jobName, p))
+			files = append(files, logFile{l.StderrLog(jobName, p), jobName, p, "stderr"})
 		}
 	}
-	return paths, nil
+	return files, nil
 }
 
 // jobProcesses names the processes of a job: from its bpm.yml, else from
@@ -118,19 +137,41 @@ func jobProcesses(l boshpath.Layout, jobName string) []string {
 	return names
 }
 
-// logPrinter writes lines from several files, with a header each time the
-// file changes when there is more than one.
+// logPrinter writes lines from several files: with a header each time the
+// file changes, or a prefix on every line, or as JSON.
 type logPrinter struct {
-	w       *bufio.Writer
-	paths   []string
-	headers bool
-	current int // the file of the last line written, -1 before any
+	w        *bufio.Writer
+	files    []logFile
+	headers  bool          // "==> PATH <==" before each block
+	prefixes bool          // "JOB/PROC | " before each line
+	json     *json.Encoder // one object per line, when set
+	current  int           // the file of the last line written, -1 before any
 }
 
 func (p *logPrinter) line(file int, text string) {
-	p.header(file)
+	f := p.files[file]
+	switch {
+	case p.json != nil:
+		_ = p.json.Encode(struct {
+			Job     string `json:"job"`
+			Process string `json:"process"`
+			Stream  string `json:"stream"`
+			Line    string `json:"line"`
+		}{f.job, f.proc, f.stream, text})
+		return
+	case p.prefixes:
+		p.w.WriteString(f.label(p.bothStreams()) + " | ")
+	default:
+		p.header(file)
+	}
 	p.w.WriteString(text)
 	p.w.WriteString("\n")
+}
+
+// bothStreams reports whether stdout and stderr files are both shown.
+func (p *logPrinter) bothStreams() bool {
+	return slices.ContainsFunc(p.files, func(f logFile) bool { return f.stream == "stderr" }) &&
+		slices.ContainsFunc(p.files, func(f logFile) bool { return f.stream == "stdout" })
 }
 
 // header starts a block of lines from file, unless the last line came from
@@ -140,7 +181,7 @@ func (p *logPrinter) header(file int) {
 		if p.current >= 0 {
 			p.w.WriteString("\n")
 		}
-		fmt.Fprintf(p.w, "==> %s <==\n", p.paths[file])
+		fmt.Fprintf(p.w, "==> %s <==\n", p.files[file].path)
 	}
 	p.current = file
 }
@@ -149,9 +190,10 @@ func (p *logPrinter) header(file int) {
 // Missing files are skipped with a note; none at all is bpm's "logs not
 // found" (unless following, which waits for them to appear).
 func (p *logPrinter) run(ctx context.Context, n int, follow bool) error {
-	ends := make([]int64, len(p.paths))
+	ends := make([]int64, len(p.files))
 	found := 0
-	for i, path := range p.paths {
+	for i, f := range p.files {
+		path := f.path
 		lines, end, err := logtail.Tail(path, n, int64(n)*logsBytesPerLine)
 		if err != nil {
 			return err
@@ -164,7 +206,9 @@ func (p *logPrinter) run(ctx context.Context, n int, follow bool) error {
 			continue
 		}
 		found++
-		p.header(i)
+		if !p.prefixes && p.json == nil {
+			p.header(i)
+		}
 		for _, l := range lines {
 			p.line(i, l)
 		}
@@ -191,10 +235,10 @@ func (p *logPrinter) follow(ctx context.Context, ends []int64) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // the followers end with it (before the wait above)
 	lines := make(chan followedLine, 256)
-	errs := make(chan error, len(p.paths))
-	for i, path := range p.paths {
+	errs := make(chan error, len(p.files))
+	for i, f := range p.files {
 		followers.Go(func() {
-			errs <- logtail.Follow(ctx, path, ends[i], func(s string) error {
+			errs <- logtail.Follow(ctx, f.path, ends[i], func(s string) error {
 				select {
 				case lines <- followedLine{i, s}:
 					return nil

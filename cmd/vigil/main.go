@@ -1,13 +1,16 @@
 // Command vigil supervises the processes of BOSH jobs: it reads each job's
 // bpm.yml, runs and restarts the processes, and answers on a local control
-// socket. See the README for the commands.
+// socket. See the README for the commands, or run vigil help.
 package main
 
 import (
-	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+
 	"github.com/vigil-bosh/vigil/procinit"
 )
 
@@ -24,33 +27,6 @@ func vigilVersion() string {
 	return version
 }
 
-const usage = `usage: vigil COMMAND [flags] [args]
-
-Commands:
-  daemon [--backend B]          supervise every job's processes (foreground); B: native, systemd, auto
-  status [--json]               show every process and configuration problem
-  events [--json] [-n N]        stream state changes as they happen (N recent ones first)
-  start JOB [-p PROC]           start and wait until running (or failed)
-  stop JOB [-p PROC]            stop and wait until nothing is left
-  restart JOB [-p PROC]         stop, start and wait
-  signal JOB -p PROC SIGNAL     send a signal to a process (e.g. HUP, USR1)
-  logs JOB [-p P] [-f] [-n N]   show a job's log files (stdout; -e stderr, -a both), -f follows
-  reload                        re-read the jobs; restart only what changed
-  demo                          supervise the example jobs in a throwaway root
-  lifecycle HOOK                run every job's bin/HOOK in parallel (pre-start ...)
-  drain [--shutdown|--update]   run every job's bin/drain with BOSH's protocol
-  container [--grace 30s]       a container's entrypoint: PID 1, drains on SIGTERM
-  probe live|ready              exit 0 when the daemon is live / every process ready
-  bpm COMMAND [args]            answer as bpm 1.4 does (also: run vigil as "bpm")
-  monit COMMAND [args]          answer as monit 5.2.5 does (also: run vigil as "monit")
-  install                       link ROOT/jobs/bpm/bin/bpm and ROOT/bosh/bin/monit to this binary
-  systemd generate [--out DIR]  write a systemd unit per process and a target per job
-  exec JOB PROC                 run one process in the foreground (a generated unit's ExecStart)
-  version                       print the version
-
-Every command takes --root DIR (default $VIGIL_ROOT, else /var/vcap).
-`
-
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "init" {
 		os.Exit(procinit.Main()) // the per-process init: see package procinit
@@ -61,92 +37,130 @@ func main() {
 	if filepath.Base(os.Args[0]) == "monit" {
 		os.Exit(runMonit(os.Args[1:])) // the monit personality: see package monitcompat
 	}
-	err := run(os.Args[1:])
+	s, err := run(os.Args[1:])
 	if err == nil {
 		return
 	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintln(os.Stderr, "vigil:", ee.err)
-		}
-		os.Exit(ee.code)
+	notFound := exitNotFound
+	if s != nil && slices.Contains(s.exits, exitUnknown) {
+		notFound = exitUnknown
 	}
-	fmt.Fprintln(os.Stderr, "vigil:", err)
-	os.Exit(1)
-}
-
-// exitError carries an exit code through error wrapping to main.
-type exitError struct {
-	code int
-	err  error // printed when not nil
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit status %d", e.code)
+	code, msg := statusOf(err, notFound)
+	if msg != "" {
+		fmt.Fprintln(os.Stderr, msg)
 	}
-	return e.err.Error()
+	os.Exit(code)
 }
 
-func (e *exitError) Unwrap() error { return e.err }
-
-func usageError(format string, args ...any) error {
-	return &exitError{code: 2, err: fmt.Errorf(format+"\n\n"+usage, args...)}
-}
-
-func run(args []string) error {
+// run runs one command line (without the program name) and returns the
+// command it named (nil when none) and its error.
+func run(args []string) (*spec, error) {
 	if len(args) == 0 {
-		return usageError("no command given")
+		writeCommandList(os.Stderr)
+		return nil, &exitError{code: exitUsage}
 	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "daemon":
-		return runDaemon(rest)
-	case "status":
-		return runStatus(rest)
-	case "events":
-		return runEvents(rest)
-	case "start", "stop", "restart":
-		return runAction(cmd, rest)
-	case "signal":
-		return runSignal(rest)
-	case "logs":
-		return runLogs(rest)
-	case "reload":
-		return runReload(rest)
-	case "demo":
-		return runDemo(rest)
-	case "lifecycle":
-		return runLifecycle(rest)
-	case "drain":
-		return runDrain(rest)
-	case "container":
-		return runContainer(rest)
-	case "probe":
-		return runProbe(rest)
-	case "bpm":
-		if code := runBPM(rest); code != 0 {
-			return &exitError{code: code}
+	if root, rest := takeRoot(args[:min(2, len(args))]); root != "" && len(rest) == 0 {
+		args = append(args[2:], "--root", root) // vigil --root DIR COMMAND ...: the command's flag
+	} else if strings.HasPrefix(args[0], "--root=") {
+		args = append(args[1:], args[0])
+	}
+	if len(args) == 0 {
+		writeCommandList(os.Stderr)
+		return nil, &exitError{code: exitUsage}
+	}
+	switch args[0] {
+	case "-h", "--help":
+		writeCommandList(os.Stdout)
+		return nil, nil
+	case "--version", "-V":
+		args = []string{"version"}
+	}
+	s, rest := lookup(args)
+	if s == nil {
+		for _, c := range visibleCommands() {
+			if first, _, ok := strings.Cut(c.name, " "); ok && first == args[0] {
+				return nil, &exitError{code: exitUsage, bare: true,
+					err: fmt.Errorf("vigil %s: needs a subcommand\nusage: %s", first, c.synopsis())}
+			}
 		}
-		return nil
-	case "monit":
-		if code := runMonit(rest); code != 0 {
-			return &exitError{code: code}
+		return nil, &exitError{code: exitUsage, bare: true,
+			err: fmt.Errorf("vigil: unknown command %q\nRun 'vigil help' for the commands.", args[0])}
+	}
+	return s, s.run(rest)
+}
+
+// lookup finds the command args name ("systemd generate" takes two
+// words) and returns it with the rest of args.
+func lookup(args []string) (*spec, []string) {
+	cmds := commands()
+	for i := range cmds {
+		s := &cmds[i]
+		n := 1
+		if len(args) > 1 && s.name == args[0]+" "+args[1] {
+			n = 2
+		} else if s.name != args[0] {
+			continue
 		}
-		return nil
-	case "install":
-		return runInstall(rest)
-	case "systemd":
-		return runSystemd(rest)
-	case "exec":
-		return runExec(rest)
-	case "version", "--version", "-V":
-		fmt.Println("vigil", vigilVersion())
-		return nil
-	case "help", "-h", "--help":
-		fmt.Print(usage)
+		return s, args[n:]
+	}
+	return nil, args
+}
+
+// run runs s with its arguments: its own parser, or its flags parsed and
+// its positional arguments handed to what define returned. -h or --help
+// prints its help instead.
+func (s *spec) run(args []string) error {
+	if s.own != nil {
+		return s.own(args)
+	}
+	c := newCommand(s)
+	runner := s.define(c)
+	c.withRoot()
+	pos, err := c.parse(args)
+	if err == errHelp {
+		writeHelp(os.Stdout, c)
 		return nil
 	}
-	return usageError("unknown command %q", cmd)
+	if err != nil {
+		return err
+	}
+	if min, max := s.argCount(); len(pos) < min {
+		return c.usagef("needs %s", s.args)
+	} else if len(pos) > max && max == 0 {
+		return c.usagef("takes no arguments, got %q", pos)
+	} else if len(pos) > max {
+		return c.usagef("too many arguments: %q (wants %s)", pos, s.args)
+	}
+	return runner(pos)
+}
+
+// argCount is how many positional arguments the synopsis allows: each
+// word is one, one in brackets is optional, "..." repeats.
+func (s *spec) argCount() (min, max int) {
+	for _, w := range strings.Fields(s.args) {
+		switch {
+		case strings.HasSuffix(w, "...") || strings.HasSuffix(w, "...]"):
+			if !strings.HasPrefix(w, "[") {
+				min++
+			}
+			return min, math.MaxInt
+		case strings.HasPrefix(w, "["):
+			max++
+		default:
+			min++
+			max++
+		}
+	}
+	return min, max
+}
+
+// defined returns the command s defines, with its flags, without running
+// it (for help, completion and the man page).
+func (s *spec) defined() *command {
+	c := newCommand(s)
+	if s.define != nil {
+		s.define(c)
+		c.withRoot()
+	}
+	return c
 }

@@ -17,12 +17,14 @@ import (
 
 // runMonit is the monit personality: the binary run under the name "monit"
 // (the link vigil install makes at ROOT/bosh/bin/monit), or
-// "vigil monit ARGS...". The root comes from $VIGIL_ROOT, else /var/vcap,
-// or from -c ROOT/bosh/etc/monitrc.
+// "vigil monit ARGS...". The root comes from --root DIR (taken out of the
+// arguments), else $VIGIL_ROOT, else /var/vcap, or from -c
+// ROOT/bosh/etc/monitrc. The rest is monit's, with monit's exit statuses.
 func runMonit(args []string) int {
+	root, args := takeRoot(args)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	l, err := boshpath.Resolve("", os.Getenv, "VIGIL_ROOT")
+	l, err := boshpath.Resolve(root, os.Getenv, "VIGIL_ROOT")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "monit:", err)
 		return 1
@@ -64,4 +66,12 @@ func runMonit(args []string) int {
 		return 0
 	}
 	return cli.Run(ctx, args)
+}
+
+// runMonitCommand is `vigil monit`.
+func runMonitCommand(args []string) error {
+	if code := runMonit(args); code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
 }

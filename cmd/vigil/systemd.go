@@ -13,36 +13,35 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/job"
 	"github.com/vigil-bosh/vigil/proc"
 	"github.com/vigil-bosh/vigil/systemd"
 )
 
-// runSystemd is `vigil systemd generate`: the units of every job, written
-// into a unit directory idempotently.
-func runSystemd(args []string) error {
-	if len(args) == 0 || args[0] != "generate" {
-		return usageError("usage: vigil systemd generate [--root DIR] [--out UNITDIR]")
-	}
-	c := newCommand("systemd generate")
-	out := c.fs.String("out", "/etc/systemd/system", "unit directory")
-	vigil := c.fs.String("vigil", "", "the vigil binary named in ExecStart (default: this one)")
-	pos, err := c.parse(args[1:])
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageError("systemd generate takes no arguments, got %q", pos)
-	}
-	l, err := c.layout()
-	if err != nil {
-		return err
-	}
-	if *vigil == "" {
-		if *vigil, err = ownBinary(); err != nil {
+// defineGenerate is `vigil systemd generate`: the units of every job,
+// written into a unit directory idempotently.
+func defineGenerate(c *command) func([]string) error {
+	out := c.String("out", "/etc/systemd/system", "the unit `DIR`")
+	c.completes(completeDir)
+	vigil := c.String("vigil", "", "the vigil `BINARY` named in ExecStart (default: this one)")
+	c.completes(completeFile)
+	asJSON := c.Bool("json", "print what was written and removed as JSON")
+	return func(pos []string) error {
+		l, err := c.layout()
+		if err != nil {
 			return err
 		}
+		if *vigil == "" {
+			if *vigil, err = ownBinary(); err != nil {
+				return err
+			}
+		}
+		return generate(l, *out, *vigil, *asJSON)
 	}
+}
+
+func generate(l boshpath.Layout, out, vigil string, asJSON bool) error {
 	jobs, warns, errs := job.LoadAll(l, nil)
 	for _, w := range warns {
 		fmt.Fprintln(os.Stderr, "warning:", w)
@@ -55,52 +54,62 @@ func runSystemd(args []string) error {
 			keep = append(keep, l.BPMConfig(le.Job)) // its units stay as they were
 		}
 	}
-	ch, err := systemd.Install(*out, systemd.Units(l, jobs, systemd.Options{Vigil: *vigil}), keep...)
-	for _, n := range ch.Written {
-		fmt.Println("wrote", filepath.Join(*out, n))
-	}
-	for _, n := range ch.Removed {
-		fmt.Println("removed", filepath.Join(*out, n))
+	ch, err := systemd.Install(out, systemd.Units(l, jobs, systemd.Options{Vigil: vigil}), keep...)
+	if asJSON {
+		res := struct {
+			Written []string `json:"written"`
+			Removed []string `json:"removed"`
+		}{[]string{}, []string{}}
+		for _, n := range ch.Written {
+			res.Written = append(res.Written, filepath.Join(out, n))
+		}
+		for _, n := range ch.Removed {
+			res.Removed = append(res.Removed, filepath.Join(out, n))
+		}
+		if werr := writeJSON(os.Stdout, res); werr != nil {
+			return werr
+		}
+	} else {
+		for _, n := range ch.Written {
+			fmt.Println("wrote", filepath.Join(out, n))
+		}
+		for _, n := range ch.Removed {
+			fmt.Println("removed", filepath.Join(out, n))
+		}
 	}
 	if err != nil {
 		return err
 	}
 	if len(errs) > 0 {
-		return &exitError{code: 1, err: fmt.Errorf("%d job(s) with configuration errors kept their units", len(errs))}
+		return &exitError{code: exitFailed, err: fmt.Errorf("%d job(s) with configuration errors kept their units", len(errs))}
 	}
 	return nil
 }
 
-// runExec is `vigil exec JOB PROC`, the ExecStart of a generated unit: the
-// process under vigil's init in the foreground, stopped with bpm's ladder
-// on TERM or INT.
-func runExec(args []string) error {
-	c := newCommand("exec")
-	pos, err := c.parse(args)
-	if err != nil {
-		return err
+// defineExec is `vigil exec JOB PROC`, the ExecStart of a generated unit:
+// the process under vigil's init in the foreground, stopped with bpm's
+// ladder on TERM or INT.
+func defineExec(c *command) func([]string) error {
+	return func(pos []string) error {
+		l, err := c.layout()
+		if err != nil {
+			return err
+		}
+		sigs := make(chan os.Signal, 8)
+		signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1,
+			syscall.SIGUSR2, syscall.SIGQUIT, syscall.SIGWINCH)
+		defer signal.Stop(sigs)
+		code, err := systemd.Exec(context.Background(), systemd.ExecConfig{
+			Layout: l, Job: pos[0], Proc: pos[1], Signals: sigs,
+			NoIsolation:  os.Getenv(proc.IsolationEnv) == "off",
+			NotifySocket: os.Getenv("NOTIFY_SOCKET"),
+			Stdout:       os.Stdout, Stderr: os.Stderr, // the unit's journal
+		})
+		if err != nil || code != 0 {
+			return &exitError{code: code, err: err}
+		}
+		return nil
 	}
-	if len(pos) != 2 {
-		return usageError("usage: vigil exec [--root DIR] JOB PROC")
-	}
-	l, err := c.layout()
-	if err != nil {
-		return err
-	}
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1,
-		syscall.SIGUSR2, syscall.SIGQUIT, syscall.SIGWINCH)
-	defer signal.Stop(sigs)
-	code, err := systemd.Exec(context.Background(), systemd.ExecConfig{
-		Layout: l, Job: pos[0], Proc: pos[1], Signals: sigs,
-		NoIsolation:  os.Getenv(proc.IsolationEnv) == "off",
-		NotifySocket: os.Getenv("NOTIFY_SOCKET"),
-		Stdout:       os.Stdout, Stderr: os.Stderr, // the unit's journal
-	})
-	if err != nil || code != 0 {
-		return &exitError{code: code, err: err}
-	}
-	return nil
 }
 
 func ownBinary() (string, error) {
@@ -116,7 +125,7 @@ func ownBinary() (string, error) {
 
 // chooseBackend resolves --backend: auto is systemd when systemd is the
 // init (/run/systemd/system exists) and the daemon runs as root.
-func chooseBackend(flag string, booted func() bool, euid int) (string, error) {
+func chooseBackend(c *command, flag string, booted func() bool, euid int) (string, error) {
 	switch strings.ToLower(flag) {
 	case "native", "systemd":
 		return strings.ToLower(flag), nil
@@ -126,7 +135,7 @@ func chooseBackend(flag string, booted func() bool, euid int) (string, error) {
 		}
 		return "native", nil
 	}
-	return "", usageError("--backend must be native, systemd or auto, got %q", flag)
+	return "", c.usagef("--backend must be native, systemd or auto, got %q", flag)
 }
 
 func systemdBooted() bool {

@@ -23,11 +23,11 @@ func TestChooseBackend(t *testing.T) {
 		{"auto", yes, 0, "systemd"}, {"auto", yes, 1000, "native"}, {"auto", no, 0, "native"},
 		{"", yes, 0, "systemd"}, {"native", yes, 0, "native"}, {"systemd", no, 1000, "systemd"},
 	} {
-		if got, err := chooseBackend(c.flag, c.booted, c.euid); err != nil || got != c.want {
+		if got, err := chooseBackend(&command{spec: &spec{name: "daemon"}}, c.flag, c.booted, c.euid); err != nil || got != c.want {
 			t.Errorf("chooseBackend(%q, %v) = %q, %v; want %q", c.flag, c.euid, got, err, c.want)
 		}
 	}
-	if _, err := chooseBackend("runit", yes, 0); err == nil {
+	if _, err := chooseBackend(&command{spec: &spec{name: "daemon"}}, "runit", yes, 0); err == nil {
 		t.Error("no error for an unknown backend")
 	}
 }

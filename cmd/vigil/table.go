@@ -6,8 +6,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -15,10 +15,12 @@ import (
 )
 
 // writeStatus prints the processes as a table and then the problems, with
-// colour when color is set (a terminal).
+// colour when color is set (a terminal). Columns are aligned on what shows:
+// the colour's escape codes take no width.
 func writeStatus(w io.Writer, st control.Status, color bool) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "JOB\tPROCESS\tSTATE\tHEALTH\tPID\tUPTIME\tRESTARTS\tMEM\tCPU\tLAST EXIT")
+	t := &table{}
+	t.row(cell{text: "JOB"}, cell{text: "PROCESS"}, cell{text: "STATE"}, cell{text: "HEALTH"}, cell{text: "PID"},
+		cell{text: "UPTIME"}, cell{text: "RESTARTS"}, cell{text: "MEM"}, cell{text: "CPU"}, cell{text: "LAST EXIT"})
 	now := time.Now()
 	for _, p := range st.Processes {
 		pid, up := "-", "-"
@@ -33,12 +35,19 @@ func writeStatus(w io.Writer, st control.Status, color bool) {
 			last = p.LastExit.Description + " " + since(now, p.LastExit.At) + " ago"
 		}
 		mem, cpu := usageCells(p.Usage)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", p.Job, p.Process, paint(p.State, color), healthCell(p),
-			pid, up, p.Restarts, mem, cpu, last)
+		state := cell{text: stateCell(p, now)}
+		if color {
+			state.color = stateColor(p.State)
+		}
+		t.row(cell{text: p.Job}, cell{text: p.Process}, state, cell{text: healthCell(p)}, cell{text: pid}, cell{text: up},
+			cell{text: strconv.Itoa(p.Restarts)}, cell{text: mem}, cell{text: cpu}, cell{text: last})
 	}
-	tw.Flush()
+	t.write(w)
 	if b := st.Daemon.Backend; b != "" && b != "native" {
 		fmt.Fprintln(w, "backend:", b) // the native back end, the usual one, goes unsaid
+	}
+	if d := st.Daemon.Drain; d != nil {
+		fmt.Fprintln(w, drainLine(*d, now))
 	}
 	for _, p := range st.Problems {
 		fmt.Fprintln(w, problemLine(p))
@@ -51,6 +60,70 @@ func writeStatus(w io.Writer, st control.Status, color bool) {
 			fmt.Fprintf(w, "warning: %s/%s: output lost, the log could not take it: %s of stdout, %s of stderr\n",
 				p.Job, p.Process, bytesCell(o.DroppedStdout), bytesCell(o.DroppedStderr))
 		}
+	}
+}
+
+// stateCell is a process's state, with the ladder's step while it stops
+// ("stopping (SIGQUIT 2s ago)") and "unmonitored" when it is.
+func stateCell(p control.ProcessStatus, now time.Time) string {
+	s := p.State
+	if st := p.Stop; st != nil {
+		s += " (" + st.Signal + " " + since(now, st.StepAt) + " ago)"
+	}
+	if p.Unmonitored {
+		s += ", unmonitored"
+	}
+	return s
+}
+
+// drainLine says where a container's drain stands.
+func drainLine(d control.DrainState, now time.Time) string {
+	line := "drain: " + d.State + " (asked by " + d.By + ", began " + since(now, d.Began) + " ago"
+	if d.Ended != nil {
+		line += ", took " + since(*d.Ended, d.Began)
+	}
+	line += ")"
+	if d.Error != "" {
+		line += ": " + d.Error
+	}
+	return line
+}
+
+// cell is one table cell: its text, and the colour it is shown in (an
+// SGR code, "" for none).
+type cell struct{ text, color string }
+
+// table lays out rows of cells in columns two spaces apart, padding by the
+// text's width alone so that colour codes do not shift the columns.
+type table struct{ rows [][]cell }
+
+func (t *table) row(cells ...cell) { t.rows = append(t.rows, cells) }
+
+func (t *table) write(w io.Writer) {
+	var widths []int
+	for _, r := range t.rows {
+		for i, c := range r {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(c.text))
+		}
+	}
+	var b strings.Builder
+	for _, r := range t.rows {
+		b.Reset()
+		for i, c := range r {
+			if c.color != "" {
+				b.WriteString("\x1b[" + c.color + "m" + c.text + "\x1b[0m")
+			} else {
+				b.WriteString(c.text)
+			}
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c.text)+2))
+			}
+		}
+		b.WriteByte('\n')
+		io.WriteString(w, b.String())
 	}
 }
 
@@ -118,18 +191,10 @@ func problemLine(p control.Problem) string {
 	return b.String()
 }
 
-// paint colours a state word with its padding kept out of the escape codes
-// (tabwriter counts the escape bytes as width, so every cell gets them).
-func paint(state string, color bool) string {
-	if !color {
-		return state
-	}
+// stateColor is the SGR colour of a state word.
+func stateColor(state string) string {
 	codes := map[string]string{"running": "32", "starting": "36", "stopping": "33", "backoff": "33", "failed": "31", "stopped": "90"}
-	code, ok := codes[state]
-	if !ok {
-		code = "0"
-	}
-	return "\x1b[" + code + "m" + state + "\x1b[0m"
+	return codes[state]
 }
 
 func since(now, t time.Time) string {

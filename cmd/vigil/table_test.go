@@ -1,6 +1,7 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -55,5 +56,38 @@ func TestStatusTableUsage(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "web/a: output") {
 		t.Errorf("a dropped-output line for a process that dropped nothing:\n%s", b.String())
+	}
+}
+
+// TestStatusColumnsAlignWithColour: with colour on, every column starts
+// where it does without colour, once the escape codes are taken out.
+func TestStatusColumnsAlignWithColour(t *testing.T) {
+	now := time.Now()
+	st := control.Status{Processes: []control.ProcessStatus{
+		{Job: "web", Process: "a", State: "running", Ready: true, Since: now, PID: 41},
+		{Job: "web", Process: "server", State: "backoff", Restarts: 3},
+		{Job: "db", Process: "postgres", State: "stopping", PID: 7,
+			Stop: &control.StopProgress{Step: control.StepQuit, Signal: "SIGQUIT", Began: now, StepAt: now}},
+		{Job: "db", Process: "x", State: "weird"},
+	}}
+	var plain, colored strings.Builder
+	writeStatus(&plain, st, false)
+	writeStatus(&colored, st, true)
+	if !strings.Contains(colored.String(), "\x1b[32mrunning\x1b[0m") {
+		t.Fatalf("no colour:\n%s", colored.String())
+	}
+	stripped := regexp.MustCompile("\x1b\\[[0-9;]*m").ReplaceAllString(colored.String(), "")
+	if stripped != plain.String() {
+		t.Fatalf("with colour:\n%s\nwithout:\n%s", stripped, plain.String())
+	}
+	lines := strings.Split(plain.String(), "\n")
+	col := strings.Index(lines[0], "HEALTH")
+	for _, l := range lines[1:5] {
+		if l[col-2:col] != "  " || l[col] == ' ' {
+			t.Errorf("HEALTH column not at %d in %q", col, l)
+		}
+	}
+	if !strings.Contains(lines[3], "stopping (SIGQUIT ") {
+		t.Errorf("the ladder's step is not in the state: %q", lines[3])
 	}
 }

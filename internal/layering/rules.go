@@ -26,7 +26,7 @@ var rules = map[string][]string{
 	"bench/child":          {"x/sys/unix"},
 	"boshpath":             {},
 	"bpmcli":               {"boshpath", "control", "internal/regfile", "job", "proc", "procinit", "supervise", "x/sys/unix"},
-	"cmd/vigil":            {"atomicfile", "boshpath", "bpmcli", "container", "control", "daemon", "demo", "history", "job", "lifecycle", "logtail", "metrics", "monitcompat", "proc", "procinit", "systemd", "web", "x/sys/unix"},
+	"cmd/vigil":            {"atomicfile", "backend", "boshpath", "bpmcli", "container", "control", "daemon", "demo", "history", "job", "lifecycle", "logtail", "metrics", "monitcompat", "monitrc", "proc", "procinit", "systemd", "web", "x/sys/unix"},
 	"container":            {"boshpath", "control", "daemon", "internal/connlimit", "internal/regfile", "lifecycle", "supervise", "x/sys/unix"},
 	"control":              {"internal/connlimit", "x/sys/unix"},
 	"daemon":               {"atomicfile", "backend", "boshpath", "control", "job", "monitext", "proc", "supervise"},
