@@ -86,6 +86,14 @@ func (a monitAPI) service(name string) (st struct{ Status, Monitor, Pending, PID
 	return st
 }
 
+// writeMonitrc writes the stemcell's monitrc (a cycle of cycle seconds,
+// the HTTP API on port, the job files included) and its credentials.
+func (h *harness) writeMonitrc(cycle, port int) {
+	h.write("bosh/etc/monitrc", fmt.Sprintf("set daemon %d\nset httpd port %d and use address 127.0.0.1\n"+
+		"  allow cleartext /var/vcap/monit/monit.user\ninclude /var/vcap/monit/job/*.monitrc\n", cycle, port), 0o600)
+	h.write("monit/monit.user", "vcap:random-password", 0o600)
+}
+
 // TestMonitControlFiles: the control files decide what runs; a bpm shim
 // check runs natively, a ctl script check runs monit's way; the agent's
 // HTTP calls start, stop and unmonitor them.
@@ -94,9 +102,7 @@ func TestMonitControlFiles(t *testing.T) {
 	h.writeJob("web", pr{"server", "serve", nil})
 	h.writeJob("idle", pr{"server", "serve", nil}) // no check: not started
 	port := freePort(t)
-	h.write("bosh/etc/monitrc", fmt.Sprintf("set daemon 10\nset httpd port %d and use address 127.0.0.1\n"+
-		"  allow cleartext /var/vcap/monit/monit.user\ninclude /var/vcap/monit/job/*.monitrc\n", port), 0o600)
-	h.write("monit/monit.user", "vcap:random-password", 0o600)
+	h.writeMonitrc(10, port)
 	pidPath := filepath.Join(h.layout.Root(), "sys", "run", "ctl", "ctl.pid")
 	h.write("jobs/ctl/bin/ctl", "#!/bin/sh\ncase $1 in\n"+
 		"start) mkdir -p "+filepath.Dir(pidPath)+"; sleep 100000 & echo $! > "+pidPath+" ;;\n"+
@@ -219,9 +225,7 @@ func TestMonitBootFailingPrerequisite(t *testing.T) {
 	if err := unix.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h.write("bosh/etc/monitrc", fmt.Sprintf("set daemon 1\nset httpd port %d and use address 127.0.0.1\n"+
-		"  allow cleartext /var/vcap/monit/monit.user\ninclude /var/vcap/monit/job/*.monitrc\n", port), 0o600)
-	h.write("monit/monit.user", "vcap:random-password", 0o600)
+	h.writeMonitrc(1, port)
 	h.write("jobs/base/bin/ctl", "#!/bin/sh\necho started > "+fifo+"\nexit 1\n", 0o755)
 	h.write("monit/job/0000_base.monitrc", "check process base with pidfile "+root+"/sys/run/base.pid\n"+
 		"  start program \""+root+"/jobs/base/bin/ctl\" with timeout 3600 seconds\n"+
@@ -267,9 +271,7 @@ func TestMonitNameConflictKeepsTheHealthyJob(t *testing.T) {
 	h := newHarness(t)
 	h.writeJob("web", pr{"server", "serve", nil})
 	port := freePort(t)
-	h.write("bosh/etc/monitrc", fmt.Sprintf("set daemon 1\nset httpd port %d and use address 127.0.0.1\n"+
-		"  allow cleartext /var/vcap/monit/monit.user\ninclude /var/vcap/monit/job/*.monitrc\n", port), 0o600)
-	h.write("monit/monit.user", "vcap:random-password", 0o600)
+	h.writeMonitrc(1, port)
 	h.write("monit/job/0000_web.monitrc", "check process web\n  with pidfile /var/vcap/sys/run/bpm/web/server.pid\n"+
 		"  start program \"/var/vcap/jobs/bpm/bin/bpm start web -p server\"\n"+
 		"  stop program \"/var/vcap/jobs/bpm/bin/bpm stop web -p server\"\n  group vcap\n", 0o644)
@@ -326,9 +328,7 @@ func TestMonitReloadDoesNotWaitForACycle(t *testing.T) {
 	h := newHarness(t)
 	h.writeJob("web", pr{"server", "serve", nil})
 	port := freePort(t)
-	h.write("bosh/etc/monitrc", fmt.Sprintf("set daemon 1\nset httpd port %d and use address 127.0.0.1\n"+
-		"  allow cleartext /var/vcap/monit/monit.user\ninclude /var/vcap/monit/job/*.monitrc\n", port), 0o600)
-	h.write("monit/monit.user", "vcap:random-password", 0o600)
+	h.writeMonitrc(1, port)
 	h.write("monit/job/0000_web.monitrc", "check process web\n  with pidfile /var/vcap/sys/run/bpm/web/server.pid\n"+
 		"  start program \"/var/vcap/jobs/bpm/bin/bpm start web -p server\"\n"+
 		"  stop program \"/var/vcap/jobs/bpm/bin/bpm stop web -p server\"\n  group vcap\n", 0o644)
