@@ -144,7 +144,9 @@ check host clock with address 127.0.0.1
 `
 
 // progScript is {{prog}}: the start, stop and exec program of every
-// scenario. `prog VERB NAME` writes "NAME VERB" to the programs log, then:
+// scenario. `prog VERB NAME` writes "NAME VERB" to the programs log and
+// opens the logged file (kept open by it and what it forks: see
+// awaitPrograms), then:
 // start runs a long sleep whose pid goes to run/NAME.pid, stop removes its
 // pid file and
 // kills it (in that order: the daemon may start it again as soon as it
@@ -154,6 +156,7 @@ check host clock with address 127.0.0.1
 const progScript = `#!/bin/sh
 root="%s"
 echo "$2 $1" >> "$root/programs.log"
+exec 9< "$root/%s"
 case "$1" in
 start) sleep 1000000 & echo $! > "$root/run/$2.pid" ;;
 stop) if [ -f "$root/run/$2.pid" ]; then pid="$(cat "$root/run/$2.pid")"; rm -f "$root/run/$2.pid"; kill -9 "$pid"; fi ;;
@@ -175,7 +178,10 @@ func (r *run) setup() error {
 	if err := os.WriteFile(filepath.Join(r.root, "monit", "monit.user"), []byte("vcap:diff-password\n"), 0o600); err != nil {
 		return fmt.Errorf("write credentials: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(r.root, "bin", "prog"), fmt.Appendf(nil, progScript, r.root), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(r.root, loggedName), nil, 0o644); err != nil {
+		return fmt.Errorf("write the logged file: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(r.root, "bin", "prog"), fmt.Appendf(nil, progScript, r.root, loggedName), 0o755); err != nil {
 		return fmt.Errorf("write prog: %w", err)
 	}
 	var clockLn net.Listener

@@ -11,7 +11,9 @@
 // begins with a request to the harness. A step waits for a number of those
 // requests and holds the last one unanswered while it looks, so the daemon
 // is stopped at the start of a cycle whenever the harness reads or changes
-// anything.
+// anything. The programs the daemon started before then are not held: a
+// step that reads the programs log first waits until each has written its
+// line.
 package monitdiff
 
 import (

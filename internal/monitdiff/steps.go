@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -207,8 +206,12 @@ func (r *run) snapshot(ctx context.Context, label string) error {
 	return nil
 }
 
-// programs returns the lines the programs logged since the last call.
+// programs returns the lines the programs logged since the last call,
+// once every program started before it has logged (awaitPrograms).
 func (r *run) programs() (string, error) {
+	if err := r.awaitPrograms(); err != nil {
+		return "", err
+	}
 	b, err := os.ReadFile(filepath.Join(r.root, "programs.log"))
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
@@ -268,13 +271,9 @@ func (r *run) cleanup() {
 
 // killMarked kills every process whose environment holds mark.
 func killMarked(mark string) {
-	procs, _ := filepath.Glob("/proc/[0-9]*/environ")
+	procs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, p := range procs {
-		env, err := os.ReadFile(p)
-		if err != nil || !slices.ContainsFunc(bytes.Split(env, []byte{0}), func(e []byte) bool { return string(e) == mark }) {
-			continue
-		}
-		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil && pid != os.Getpid() {
+		if pid, err := strconv.Atoi(filepath.Base(p)); err == nil && pid != os.Getpid() && marked(pid, []byte(mark)) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
