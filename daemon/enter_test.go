@@ -48,7 +48,11 @@ func TestExecProbeRunsInsideTheSandbox(t *testing.T) {
 		select {
 		case <-changed:
 		case <-guard:
-			t.Fatalf("never ready: %+v", web())
+			p := web()
+			if p.LastExit != nil {
+				t.Fatalf("never ready: %+v, last exit %+v", p, *p.LastExit)
+			}
+			t.Fatalf("never ready: %+v", p)
 		}
 	}
 }

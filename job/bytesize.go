@@ -10,15 +10,21 @@ import (
 // errByteQuantity is bytefmt's text for a bad limits.memory value.
 var errByteQuantity = errors.New("byte quantity must be a positive integer with a unit of measurement like M, MB, MiB, G, GiB, or GB")
 
-// byteUnits are bytefmt's units, upper-cased; all are powers of 1024.
-var byteUnits = map[string]uint64{
-	"B": 1,
-	"K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10,
-	"M": 1 << 20, "MB": 1 << 20, "MIB": 1 << 20,
-	"G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30,
-	"T": 1 << 40, "TB": 1 << 40, "TIB": 1 << 40,
-	"P": 1 << 50, "PB": 1 << 50, "PIB": 1 << 50,
-	"E": 1 << 60, "EB": 1 << 60, "EIB": 1 << 60,
+// byteUnit is the size of bytefmt's unit u (upper-cased, not empty): B,
+// or K, M, G, T, P, E alone or followed by B or IB, all powers of 1024.
+func byteUnit(u string) (uint64, bool) {
+	if u == "B" {
+		return 1, true
+	}
+	i := strings.IndexByte("KMGTPE", u[0])
+	if i < 0 {
+		return 0, false
+	}
+	switch u[1:] {
+	case "", "B", "IB":
+		return 1 << (10 * (i + 1)), true
+	}
+	return 0, false
 }
 
 // parseByteSize reads a quantity the way code.cloudfoundry.org/bytefmt's
@@ -32,7 +38,7 @@ func parseByteSize(s string) (uint64, error) {
 	if i < 0 {
 		return 0, errByteQuantity
 	}
-	unit, ok := byteUnits[s[i:]]
+	unit, ok := byteUnit(s[i:])
 	n, err := strconv.ParseFloat(s[:i], 64)
 	if !ok || err != nil || !(n > 0) {
 		return 0, errByteQuantity

@@ -2,7 +2,6 @@ package job
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -261,8 +260,27 @@ func secret(c *collector, n *yaml.Node, field string) string {
 // field decodes the value n at path into part of a T.
 type field[T any] func(c *collector, n *yaml.Node, path string, into *T)
 
-// keyTable lists the known keys of one mapping level and how to decode each.
-type keyTable[T any] map[string]field[T]
+// keyTable lists the known keys of one mapping level and how to decode
+// each. It is a list, not a map: a package-level list of constant names
+// and functions is laid out by the linker, where a map would be built by
+// code at the start of every vigil process (every init, every command).
+type keyTable[T any] []keyField[T]
+
+// keyField is one known key and how its value is decoded.
+type keyField[T any] struct {
+	name   string
+	decode field[T]
+}
+
+// find returns the decoder of key name, or false when the key is unknown.
+func (t keyTable[T]) find(name string) (field[T], bool) {
+	for _, k := range t {
+		if k.name == name {
+			return k.decode, true
+		}
+	}
+	return nil, false
+}
 
 // decodeMap decodes mapping n with keys, warning about unknown keys (with a
 // suggestion when one is close). It reports whether n was a mapping.
@@ -275,7 +293,7 @@ func decodeMap[T any](c *collector, n *yaml.Node, path string, keys keyTable[T],
 		}
 		name := p.key.Value
 		sub := join(path, name)
-		decode, known := keys[name]
+		decode, known := keys.find(name)
 		if !known {
 			c.warn(p.key.Line, sub, "unknown key %q%s", name, suggest(name, keys))
 			continue
@@ -290,7 +308,12 @@ func decodeMap[T any](c *collector, n *yaml.Node, path string, keys keyTable[T],
 // if it is within two edits.
 func suggest[T any](name string, keys keyTable[T]) string {
 	best, bestDist := "", 3
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.name
+	}
+	slices.Sort(names)
+	for _, k := range names {
 		if abs(len(name)-len(k)) >= bestDist {
 			continue
 		}

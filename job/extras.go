@@ -1,7 +1,6 @@
 package job
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -19,9 +18,24 @@ func checkExtras(c *collector, p *Process) {
 	if q := p.Limits.CPUQuota; q != nil && *q == 0 {
 		c.check(p.field("limits.cpu_quota"), nil, "cpu_quota must be a positive percentage of one CPU, but got 0")
 	}
-	if s := p.Limits.CPUSet; s != "" && !cpusetSyntax.MatchString(s) {
+	if s := p.Limits.CPUSet; s != "" && !validCPUSet(s) {
 		c.check(p.field("limits.cpuset"), nil, "cpuset must be a list of CPUs and ranges such as \"0-1,4\", but got %q", s)
 	}
 }
 
-var cpusetSyntax = regexp.MustCompile(`^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$`)
+// validCPUSet tells whether s is a cpuset list: CPUs (N) and ranges
+// (N-M) separated by commas.
+func validCPUSet(s string) bool {
+	for item := range strings.SplitSeq(s, ",") {
+		first, last, isRange := strings.Cut(item, "-")
+		if !digits(first) || isRange && !digits(last) {
+			return false
+		}
+	}
+	return true
+}
+
+// digits tells whether s is one or more ASCII digits.
+func digits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}

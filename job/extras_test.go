@@ -1,6 +1,7 @@
 package job
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -40,4 +41,25 @@ func TestExtraKeyErrors(t *testing.T) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
 	}
+}
+
+// TestValidCPUSet: the cpuset check takes exactly what the syntax
+// ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ takes, over every string of up
+// to five characters from the alphabet below.
+func TestValidCPUSet(t *testing.T) {
+	syntax := regexp.MustCompile(`^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$`)
+	const alphabet = "01-, x"
+	var all func(prefix string, n int)
+	all = func(prefix string, n int) {
+		if prefix != "" && validCPUSet(prefix) != syntax.MatchString(prefix) {
+			t.Errorf("validCPUSet(%q) = %v", prefix, validCPUSet(prefix))
+		}
+		if n == 0 {
+			return
+		}
+		for _, c := range alphabet {
+			all(prefix+string(c), n-1)
+		}
+	}
+	all("", 5)
 }

@@ -70,70 +70,70 @@ type Dependency struct {
 }
 
 var healthKeys = keyTable[Health]{
-	"startup":   func(c *collector, n *yaml.Node, f string, h *Health) { h.Startup = probeSpec(c, n, f) },
-	"liveness":  func(c *collector, n *yaml.Node, f string, h *Health) { h.Liveness = probeSpec(c, n, f) },
-	"readiness": func(c *collector, n *yaml.Node, f string, h *Health) { h.Readiness = probeSpec(c, n, f) },
-	"notify":    decodeNotify,
-	"watchdog":  func(c *collector, n *yaml.Node, f string, h *Health) { h.Watchdog = duration(c, n, f) },
+	{"startup", func(c *collector, n *yaml.Node, f string, h *Health) { h.Startup = probeSpec(c, n, f) }},
+	{"liveness", func(c *collector, n *yaml.Node, f string, h *Health) { h.Liveness = probeSpec(c, n, f) }},
+	{"readiness", func(c *collector, n *yaml.Node, f string, h *Health) { h.Readiness = probeSpec(c, n, f) }},
+	{"notify", decodeNotify},
+	{"watchdog", func(c *collector, n *yaml.Node, f string, h *Health) { h.Watchdog = duration(c, n, f) }},
 }
 
 var probeKeys = keyTable[ProbeSpec]{
-	"http": func(c *collector, n *yaml.Node, f string, p *ProbeSpec) {
+	{"http", func(c *collector, n *yaml.Node, f string, p *ProbeSpec) {
 		p.HTTP = &HTTPProbe{}
 		decodeMap(c, n, f, httpKeys, p.HTTP)
-	},
-	"tcp": func(c *collector, n *yaml.Node, f string, p *ProbeSpec) {
+	}},
+	{"tcp", func(c *collector, n *yaml.Node, f string, p *ProbeSpec) {
 		p.TCP = &TCPProbe{}
 		decodeMap(c, n, f, tcpKeys, p.TCP)
-	},
-	"unix":              func(c *collector, n *yaml.Node, f string, p *ProbeSpec) { p.Unix = str(c, n, f) },
-	"exec":              func(c *collector, n *yaml.Node, f string, p *ProbeSpec) { p.Exec = strs(c, n, f) },
-	"period":            func(c *collector, n *yaml.Node, f string, p *ProbeSpec) { p.Period = duration(c, n, f) },
-	"timeout":           func(c *collector, n *yaml.Node, f string, p *ProbeSpec) { p.Timeout = duration(c, n, f) },
-	"initial_delay":     func(c *collector, n *yaml.Node, f string, p *ProbeSpec) { p.InitialDelay = duration(c, n, f) },
-	"failure_threshold": func(c *collector, n *yaml.Node, f string, p *ProbeSpec) { p.FailureThreshold = count(c, n, f) },
-	"success_threshold": func(c *collector, n *yaml.Node, f string, p *ProbeSpec) { p.SuccessThreshold = count(c, n, f) },
+	}},
+	{"unix", func(c *collector, n *yaml.Node, f string, p *ProbeSpec) { p.Unix = str(c, n, f) }},
+	{"exec", func(c *collector, n *yaml.Node, f string, p *ProbeSpec) { p.Exec = strs(c, n, f) }},
+	{"period", func(c *collector, n *yaml.Node, f string, p *ProbeSpec) { p.Period = duration(c, n, f) }},
+	{"timeout", func(c *collector, n *yaml.Node, f string, p *ProbeSpec) { p.Timeout = duration(c, n, f) }},
+	{"initial_delay", func(c *collector, n *yaml.Node, f string, p *ProbeSpec) { p.InitialDelay = duration(c, n, f) }},
+	{"failure_threshold", func(c *collector, n *yaml.Node, f string, p *ProbeSpec) { p.FailureThreshold = count(c, n, f) }},
+	{"success_threshold", func(c *collector, n *yaml.Node, f string, p *ProbeSpec) { p.SuccessThreshold = count(c, n, f) }},
 }
 
 var httpKeys = keyTable[HTTPProbe]{
-	"host":    func(c *collector, n *yaml.Node, f string, h *HTTPProbe) { h.Host = str(c, n, f) },
-	"port":    func(c *collector, n *yaml.Node, f string, h *HTTPProbe) { h.Port = port(c, n, f) },
-	"path":    func(c *collector, n *yaml.Node, f string, h *HTTPProbe) { h.Path = str(c, n, f) },
-	"method":  func(c *collector, n *yaml.Node, f string, h *HTTPProbe) { h.Method = str(c, n, f) },
-	"headers": func(c *collector, n *yaml.Node, f string, h *HTTPProbe) { h.Headers = strMap(c, n, f) },
-	"body":    func(c *collector, n *yaml.Node, f string, h *HTTPProbe) { h.Body = str(c, n, f) },
-	"status": func(c *collector, n *yaml.Node, f string, h *HTTPProbe) {
+	{"host", func(c *collector, n *yaml.Node, f string, h *HTTPProbe) { h.Host = str(c, n, f) }},
+	{"port", func(c *collector, n *yaml.Node, f string, h *HTTPProbe) { h.Port = port(c, n, f) }},
+	{"path", func(c *collector, n *yaml.Node, f string, h *HTTPProbe) { h.Path = str(c, n, f) }},
+	{"method", func(c *collector, n *yaml.Node, f string, h *HTTPProbe) { h.Method = str(c, n, f) }},
+	{"headers", func(c *collector, n *yaml.Node, f string, h *HTTPProbe) { h.Headers = strMap(c, n, f) }},
+	{"body", func(c *collector, n *yaml.Node, f string, h *HTTPProbe) { h.Body = str(c, n, f) }},
+	{"status", func(c *collector, n *yaml.Node, f string, h *HTTPProbe) {
 		h.StatusMin, h.StatusMax = statusRange(c, n, f)
-	},
+	}},
 }
 
 var tcpKeys = keyTable[TCPProbe]{
-	"host": func(c *collector, n *yaml.Node, f string, t *TCPProbe) { t.Host = str(c, n, f) },
-	"port": func(c *collector, n *yaml.Node, f string, t *TCPProbe) { t.Port = port(c, n, f) },
+	{"host", func(c *collector, n *yaml.Node, f string, t *TCPProbe) { t.Host = str(c, n, f) }},
+	{"port", func(c *collector, n *yaml.Node, f string, t *TCPProbe) { t.Port = port(c, n, f) }},
 }
 
 var restartKeys = keyTable[RestartSpec]{
-	"policy": func(c *collector, n *yaml.Node, f string, r *RestartSpec) { r.Policy = str(c, n, f) },
-	"backoff": func(c *collector, n *yaml.Node, f string, r *RestartSpec) {
+	{"policy", func(c *collector, n *yaml.Node, f string, r *RestartSpec) { r.Policy = str(c, n, f) }},
+	{"backoff", func(c *collector, n *yaml.Node, f string, r *RestartSpec) {
 		decodeMap(c, n, f, keyTable[RestartSpec]{
-			"initial":     func(c *collector, n *yaml.Node, f string, r *RestartSpec) { r.Backoff.Initial = duration(c, n, f) },
-			"max":         func(c *collector, n *yaml.Node, f string, r *RestartSpec) { r.Backoff.Max = duration(c, n, f) },
-			"reset_after": func(c *collector, n *yaml.Node, f string, r *RestartSpec) { r.Backoff.ResetAfter = duration(c, n, f) },
+			{"initial", func(c *collector, n *yaml.Node, f string, r *RestartSpec) { r.Backoff.Initial = duration(c, n, f) }},
+			{"max", func(c *collector, n *yaml.Node, f string, r *RestartSpec) { r.Backoff.Max = duration(c, n, f) }},
+			{"reset_after", func(c *collector, n *yaml.Node, f string, r *RestartSpec) { r.Backoff.ResetAfter = duration(c, n, f) }},
 		}, r)
-	},
-	"limit": func(c *collector, n *yaml.Node, f string, r *RestartSpec) {
+	}},
+	{"limit", func(c *collector, n *yaml.Node, f string, r *RestartSpec) {
 		decodeMap(c, n, f, keyTable[RestartSpec]{
-			"count":  func(c *collector, n *yaml.Node, f string, r *RestartSpec) { r.Limit.Count = count(c, n, f) },
-			"within": func(c *collector, n *yaml.Node, f string, r *RestartSpec) { r.Limit.Within = duration(c, n, f) },
-			"then":   decodeThen,
+			{"count", func(c *collector, n *yaml.Node, f string, r *RestartSpec) { r.Limit.Count = count(c, n, f) }},
+			{"within", func(c *collector, n *yaml.Node, f string, r *RestartSpec) { r.Limit.Within = duration(c, n, f) }},
+			{"then", decodeThen},
 		}, r)
-	},
+	}},
 }
 
 var dependencyKeys = keyTable[Dependency]{
-	"job":       func(c *collector, n *yaml.Node, f string, d *Dependency) { d.Job = str(c, n, f) },
-	"process":   func(c *collector, n *yaml.Node, f string, d *Dependency) { d.Process = str(c, n, f) },
-	"condition": func(c *collector, n *yaml.Node, f string, d *Dependency) { d.Condition = str(c, n, f) },
+	{"job", func(c *collector, n *yaml.Node, f string, d *Dependency) { d.Job = str(c, n, f) }},
+	{"process", func(c *collector, n *yaml.Node, f string, d *Dependency) { d.Process = str(c, n, f) }},
+	{"condition", func(c *collector, n *yaml.Node, f string, d *Dependency) { d.Condition = str(c, n, f) }},
 }
 
 func probeSpec(c *collector, n *yaml.Node, f string) *ProbeSpec {
@@ -159,7 +159,7 @@ func decodeThen(c *collector, n *yaml.Node, f string, r *RestartSpec) {
 	if m := resolve(n); m != nil && m.Kind == yaml.MappingNode {
 		r.Limit.Then = "exec"
 		decodeMap(c, n, f, keyTable[RestartSpec]{
-			"exec": func(c *collector, n *yaml.Node, f string, r *RestartSpec) { r.Limit.Exec = strs(c, n, f) },
+			{"exec", func(c *collector, n *yaml.Node, f string, r *RestartSpec) { r.Limit.Exec = strs(c, n, f) }},
 		}, r)
 		if len(r.Limit.Exec) == 0 && !c.bad[join(f, "exec")] {
 			c.fail(n.Line, f, nil, "then must be give-up, leave-running or {exec: [COMMAND, ARGS...]}")

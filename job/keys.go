@@ -11,57 +11,57 @@ import (
 // but each one is a warning.
 
 var jobKeys = keyTable[Job]{
-	"processes": decodeProcesses,
+	{"processes", decodeProcesses},
 }
 
 var processKeys = keyTable[Process]{
-	"name":               func(c *collector, n *yaml.Node, f string, p *Process) { p.Name = str(c, n, f) },
-	"executable":         func(c *collector, n *yaml.Node, f string, p *Process) { p.Executable = str(c, n, f) },
-	"args":               func(c *collector, n *yaml.Node, f string, p *Process) { p.Args = strs(c, n, f) },
-	"env":                func(c *collector, n *yaml.Node, f string, p *Process) { p.Env = strMap(c, n, f) },
-	"workdir":            func(c *collector, n *yaml.Node, f string, p *Process) { p.Workdir = str(c, n, f) },
-	"hooks":              decodeHooks,
-	"capabilities":       func(c *collector, n *yaml.Node, f string, p *Process) { p.Capabilities = strs(c, n, f) },
-	"limits":             func(c *collector, n *yaml.Node, f string, p *Process) { decodeMap(c, n, f, limitsKeys, &p.Limits) },
-	"ephemeral_disk":     func(c *collector, n *yaml.Node, f string, p *Process) { p.EphemeralDisk = boolean(c, n, f) },
-	"persistent_disk":    func(c *collector, n *yaml.Node, f string, p *Process) { p.PersistentDisk = boolean(c, n, f) },
-	"additional_volumes": func(c *collector, n *yaml.Node, f string, p *Process) { p.AdditionalVolumes = volumes(c, n, f) },
-	"unsafe":             func(c *collector, n *yaml.Node, f string, p *Process) { decodeMap(c, n, f, unsafeKeys, &p.Unsafe) },
-	"shutdown_signal":    func(c *collector, n *yaml.Node, f string, p *Process) { p.ShutdownSignal = shutdownSignal(c, n, f) },
-	"user":               func(c *collector, n *yaml.Node, f string, p *Process) { p.User = str(c, n, f) }, // vigil's own
-	"health":             func(c *collector, n *yaml.Node, f string, p *Process) { decodeMap(c, n, f, healthKeys, &p.Health) },
-	"restart":            func(c *collector, n *yaml.Node, f string, p *Process) { decodeMap(c, n, f, restartKeys, &p.Restart) },
-	"depends_on":         func(c *collector, n *yaml.Node, f string, p *Process) { p.DependsOn = dependencies(c, n, f) },
-	"logs":               decodeLogs, // vigil's own
+	{"name", func(c *collector, n *yaml.Node, f string, p *Process) { p.Name = str(c, n, f) }},
+	{"executable", func(c *collector, n *yaml.Node, f string, p *Process) { p.Executable = str(c, n, f) }},
+	{"args", func(c *collector, n *yaml.Node, f string, p *Process) { p.Args = strs(c, n, f) }},
+	{"env", func(c *collector, n *yaml.Node, f string, p *Process) { p.Env = strMap(c, n, f) }},
+	{"workdir", func(c *collector, n *yaml.Node, f string, p *Process) { p.Workdir = str(c, n, f) }},
+	{"hooks", decodeHooks},
+	{"capabilities", func(c *collector, n *yaml.Node, f string, p *Process) { p.Capabilities = strs(c, n, f) }},
+	{"limits", func(c *collector, n *yaml.Node, f string, p *Process) { decodeMap(c, n, f, limitsKeys, &p.Limits) }},
+	{"ephemeral_disk", func(c *collector, n *yaml.Node, f string, p *Process) { p.EphemeralDisk = boolean(c, n, f) }},
+	{"persistent_disk", func(c *collector, n *yaml.Node, f string, p *Process) { p.PersistentDisk = boolean(c, n, f) }},
+	{"additional_volumes", func(c *collector, n *yaml.Node, f string, p *Process) { p.AdditionalVolumes = volumes(c, n, f) }},
+	{"unsafe", func(c *collector, n *yaml.Node, f string, p *Process) { decodeMap(c, n, f, unsafeKeys, &p.Unsafe) }},
+	{"shutdown_signal", func(c *collector, n *yaml.Node, f string, p *Process) { p.ShutdownSignal = shutdownSignal(c, n, f) }},
+	{"user", func(c *collector, n *yaml.Node, f string, p *Process) { p.User = str(c, n, f) }}, // vigil's own
+	{"health", func(c *collector, n *yaml.Node, f string, p *Process) { decodeMap(c, n, f, healthKeys, &p.Health) }},
+	{"restart", func(c *collector, n *yaml.Node, f string, p *Process) { decodeMap(c, n, f, restartKeys, &p.Restart) }},
+	{"depends_on", func(c *collector, n *yaml.Node, f string, p *Process) { p.DependsOn = dependencies(c, n, f) }},
+	{"logs", decodeLogs}, // vigil's own
 }
 
 var hooksKeys = keyTable[Hooks]{
-	"pre_start": func(c *collector, n *yaml.Node, f string, h *Hooks) { h.PreStart = str(c, n, f) },
+	{"pre_start", func(c *collector, n *yaml.Node, f string, h *Hooks) { h.PreStart = str(c, n, f) }},
 }
 
 var limitsKeys = keyTable[Limits]{
-	"memory":         func(c *collector, n *yaml.Node, f string, l *Limits) { l.Memory = memory(c, n, f) },
-	"open_files":     func(c *collector, n *yaml.Node, f string, l *Limits) { l.OpenFiles = optUint(c, n, f) },
-	"processes":      func(c *collector, n *yaml.Node, f string, l *Limits) { l.Processes = optInt(c, n, f) },
-	"core_file_size": func(c *collector, n *yaml.Node, f string, l *Limits) { l.CoreFileSize = optUint(c, n, f) },
+	{"memory", func(c *collector, n *yaml.Node, f string, l *Limits) { l.Memory = memory(c, n, f) }},
+	{"open_files", func(c *collector, n *yaml.Node, f string, l *Limits) { l.OpenFiles = optUint(c, n, f) }},
+	{"processes", func(c *collector, n *yaml.Node, f string, l *Limits) { l.Processes = optInt(c, n, f) }},
+	{"core_file_size", func(c *collector, n *yaml.Node, f string, l *Limits) { l.CoreFileSize = optUint(c, n, f) }},
 	// vigil's own:
-	"cpu_weight": func(c *collector, n *yaml.Node, f string, l *Limits) { l.CPUWeight = optUint(c, n, f) },
-	"cpu_quota":  func(c *collector, n *yaml.Node, f string, l *Limits) { l.CPUQuota = optUint(c, n, f) },
-	"cpuset":     func(c *collector, n *yaml.Node, f string, l *Limits) { l.CPUSet = str(c, n, f) },
+	{"cpu_weight", func(c *collector, n *yaml.Node, f string, l *Limits) { l.CPUWeight = optUint(c, n, f) }},
+	{"cpu_quota", func(c *collector, n *yaml.Node, f string, l *Limits) { l.CPUQuota = optUint(c, n, f) }},
+	{"cpuset", func(c *collector, n *yaml.Node, f string, l *Limits) { l.CPUSet = str(c, n, f) }},
 }
 
 var volumeKeys = keyTable[Volume]{
-	"path":             func(c *collector, n *yaml.Node, f string, v *Volume) { v.Path = str(c, n, f) },
-	"writable":         func(c *collector, n *yaml.Node, f string, v *Volume) { v.Writable = boolean(c, n, f) },
-	"allow_executions": func(c *collector, n *yaml.Node, f string, v *Volume) { v.AllowExecutions = boolean(c, n, f) },
-	"mount_only":       func(c *collector, n *yaml.Node, f string, v *Volume) { v.MountOnly = boolean(c, n, f) },
-	"shared":           func(c *collector, n *yaml.Node, f string, v *Volume) { v.Shared = boolean(c, n, f) },
+	{"path", func(c *collector, n *yaml.Node, f string, v *Volume) { v.Path = str(c, n, f) }},
+	{"writable", func(c *collector, n *yaml.Node, f string, v *Volume) { v.Writable = boolean(c, n, f) }},
+	{"allow_executions", func(c *collector, n *yaml.Node, f string, v *Volume) { v.AllowExecutions = boolean(c, n, f) }},
+	{"mount_only", func(c *collector, n *yaml.Node, f string, v *Volume) { v.MountOnly = boolean(c, n, f) }},
+	{"shared", func(c *collector, n *yaml.Node, f string, v *Volume) { v.Shared = boolean(c, n, f) }},
 }
 
 var unsafeKeys = keyTable[Unsafe]{
-	"privileged":           func(c *collector, n *yaml.Node, f string, u *Unsafe) { u.Privileged = boolean(c, n, f) },
-	"unrestricted_volumes": func(c *collector, n *yaml.Node, f string, u *Unsafe) { u.UnrestrictedVolumes = volumes(c, n, f) },
-	"host_pid_namespace":   func(c *collector, n *yaml.Node, f string, u *Unsafe) { u.HostPIDNamespace = boolean(c, n, f) },
+	{"privileged", func(c *collector, n *yaml.Node, f string, u *Unsafe) { u.Privileged = boolean(c, n, f) }},
+	{"unrestricted_volumes", func(c *collector, n *yaml.Node, f string, u *Unsafe) { u.UnrestrictedVolumes = volumes(c, n, f) }},
+	{"host_pid_namespace", func(c *collector, n *yaml.Node, f string, u *Unsafe) { u.HostPIDNamespace = boolean(c, n, f) }},
 }
 
 func optUint(c *collector, n *yaml.Node, f string) *uint64 {

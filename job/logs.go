@@ -35,9 +35,9 @@ type logsSpec struct {
 }
 
 var logsKeys = keyTable[logsSpec]{
-	"max_size":   func(c *collector, n *yaml.Node, f string, s *logsSpec) { s.maxSize = logSize(c, n, f) },
-	"keep":       func(c *collector, n *yaml.Node, f string, s *logsSpec) { s.keep = optInt(c, n, f) },
-	"timestamps": func(c *collector, n *yaml.Node, f string, s *logsSpec) { s.timestamps = boolean(c, n, f) },
+	{"max_size", func(c *collector, n *yaml.Node, f string, s *logsSpec) { s.maxSize = logSize(c, n, f) }},
+	{"keep", func(c *collector, n *yaml.Node, f string, s *logsSpec) { s.keep = optInt(c, n, f) }},
+	{"timestamps", func(c *collector, n *yaml.Node, f string, s *logsSpec) { s.timestamps = boolean(c, n, f) }},
 }
 
 // decodeLogs fills p.Logs from the logs mapping, applying the default keep.

@@ -3,7 +3,6 @@ package job
 import (
 	"cmp"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,15 +77,15 @@ func setDefaults(l boshpath.Layout, job string, p *Process) {
 	}
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
-
 // syntaxError splits a yaml.v3 error into its line (0 if it has none) and
 // the rest of its text.
 func syntaxError(err error) (int, string) {
 	msg := err.Error()
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return line, msg[len(m[0]):]
+	if rest, ok := strings.CutPrefix(msg, "yaml: line "); ok {
+		if n, text, ok := strings.Cut(rest, ": "); ok && digits(n) {
+			line, _ := strconv.Atoi(n)
+			return line, text
+		}
 	}
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	if strings.HasPrefix(msg, "unknown anchor '") {

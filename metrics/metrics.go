@@ -1,7 +1,10 @@
 // Package metrics exposes the daemon in Prometheus' text format: per
-// process figures read from the daemon's status at each scrape, and the
+// process figures read from the daemon's status at each scrape, the
 // daemon's own histograms and counters, fed from its event stream and its
-// control server. Everything lives in a private registry.
+// control server, and its Go runtime's and process's own figures. It
+// writes the format itself (internal/promtext): a metrics library would
+// initialise itself in every vigil process, each per-process init and each
+// command included.
 //
 // Wiring: m := New(); pass
 // control.WithRequestObserver(m.ObserveRequest) to the control server;
@@ -9,17 +12,19 @@
 package metrics
 
 import (
+	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/promtext"
+	"github.com/vigil-bosh/vigil/procstat"
 )
 
 // StatusSource is what the per-process metrics are read from at each scrape.
@@ -34,46 +39,21 @@ type EventSource interface {
 
 // Metrics is the daemon's metrics. Its methods are safe for concurrent use.
 type Metrics struct {
-	reg            *prometheus.Registry
-	restartLatency prometheus.Histogram
-	requests       *prometheus.HistogramVec
-	configErrors   prometheus.Counter
-	eventsLost     prometheus.Counter
-
-	mu    sync.Mutex
-	exits map[[2]string]*exitTrack // by job and process
+	mu             sync.Mutex
+	restartLatency *histogram
+	requests       map[string]*histogram // by route
+	configErrors   uint64
+	eventsLost     uint64
+	exits          map[[2]string]*exitTrack // by job and process
 }
 
-// New returns metrics with the daemon-level collectors registered (and Go's
-// and the daemon process's own).
+// New returns metrics with nothing observed yet.
 func New() *Metrics {
-	m := &Metrics{
-		reg: prometheus.NewRegistry(),
-		restartLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "vigil_restart_latency_seconds",
-			// From an immediate restart (milliseconds) to the longest backoff (a minute) and beyond.
-			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120},
-			Help:    "Time from a process's exit to its automatic restart running, backoff included.",
-		}),
-		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "vigil_control_request_duration_seconds",
-			// From a status query (under a millisecond) to an action waiting out a stop ladder (about 20 s).
-			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-			Help:    "Time to answer a control API request, by route (event streams excluded).",
-		}, []string{"route"}),
-		configErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "vigil_config_load_errors_total",
-			Help: "Job configurations that failed to load, at start or reload.",
-		}),
-		eventsLost: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "vigil_metrics_events_lost_total",
-			Help: "Events the metrics fell behind on (their counts may be short by as many).",
-		}),
-		exits: map[[2]string]*exitTrack{},
+	return &Metrics{
+		restartLatency: newHistogram(restartBounds()),
+		requests:       map[string]*histogram{},
+		exits:          map[[2]string]*exitTrack{},
 	}
-	m.reg.MustRegister(m.restartLatency, m.requests, m.configErrors, m.eventsLost,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return m
 }
 
 // ObserveRequest records one control API request; its signature is that of
@@ -82,14 +62,22 @@ func (m *Metrics) ObserveRequest(route string, _ int, d time.Duration) {
 	if route == "" {
 		route = "unmatched"
 	}
-	m.requests.WithLabelValues(route).Observe(d.Seconds())
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h := m.requests[route]
+	if h == nil {
+		h = newHistogram(requestBounds())
+		m.requests[route] = h
+	}
+	h.observe(d.Seconds())
 }
 
 // Observe counts what one event says: restart latencies, configuration
 // errors, exits by reason, lost events.
 func (m *Metrics) Observe(ev control.Event) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if ev.Process != "" {
-		m.mu.Lock()
 		k := [2]string{ev.Job, ev.Process}
 		t := m.exits[k]
 		if t == nil {
@@ -97,17 +85,16 @@ func (m *Metrics) Observe(ev control.Event) {
 			m.exits[k] = t
 		}
 		t.observe(ev)
-		m.mu.Unlock()
 	}
 	switch ev.Kind {
 	case control.EventRestarted:
 		if ev.DownSeconds > 0 {
-			m.restartLatency.Observe(ev.DownSeconds)
+			m.restartLatency.observe(ev.DownSeconds)
 		}
 	case control.EventConfigError:
-		m.configErrors.Inc()
+		m.configErrors++
 	case control.EventLost:
-		m.eventsLost.Add(float64(ev.Lost))
+		m.eventsLost += uint64(ev.Lost)
 	}
 }
 
@@ -136,13 +123,84 @@ func (m *Metrics) exitsOf(job, process string) [reasonCount]int {
 	return [reasonCount]int{}
 }
 
-// Handler serves the metrics in Prometheus' formats: the daemon's, and
-// each process's read from src at the scrape. A status that cannot be read
-// fails the scrape's per-process part with an error in the reply.
+// addDaemon adds the daemon's own histograms and counters.
+func (m *Metrics) addDaemon(s *promtext.Set) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s.Histogram("vigil_restart_latency_seconds", "Time from a process's exit to its automatic restart running, backoff included.").
+		AddHistogram(m.restartLatency.value())
+	req := s.Histogram("vigil_control_request_duration_seconds", "Time to answer a control API request, by route (event streams excluded).")
+	for route, h := range m.requests {
+		req.AddHistogram(h.value(), "route", route)
+	}
+	s.Counter("vigil_config_load_errors_total", "Job configurations that failed to load, at start or reload.").
+		Add(float64(m.configErrors))
+	s.Counter("vigil_metrics_events_lost_total", "Events the metrics fell behind on (their counts may be short by as many).").
+		Add(float64(m.eventsLost))
+}
+
+// statusTimeout bounds the status a scrape reads (under the systemd back
+// end it runs systemctl): a hung source never piles up scrapes.
+const statusTimeout = 10 * time.Second
+
+// Handler serves the metrics in Prometheus' text format, gzipped for a
+// client that accepts it: the daemon's, its Go runtime's and process's,
+// and each process's read from src at the scrape. A status that cannot be
+// read fails the scrape: 500 with the error.
 func (m *Metrics) Handler(src StatusSource) http.Handler {
-	procs := prometheus.NewRegistry()
-	procs.MustRegister(&processCollector{src: src, m: m, d: newDescs(), build: readBuild()})
-	return promhttp.HandlerFor(prometheus.Gatherers{m.reg, procs}, promhttp.HandlerOpts{
-		ErrorHandling: promhttp.HTTPErrorOnError,
+	build := readBuild()
+	boot, _ := procstat.BootTime() // without it, process_start_time_seconds is left out
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), statusTimeout)
+		defer cancel()
+		st, err := src.Status(ctx)
+		if err != nil {
+			http.Error(w, "metrics: read the status: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		var s promtext.Set
+		addProcesses(&s, st, build, m.exitsOf)
+		m.addDaemon(&s)
+		addGo(&s)
+		addProcess(&s, boot)
+		w.Header().Set("Content-Type", promtext.ContentType)
+		var out io.Writer = w
+		var z *gzip.Writer
+		if acceptsGzip(r.Header.Values("Accept-Encoding")) {
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Header().Add("Vary", "Accept-Encoding")
+			z = gzip.NewWriter(w) // writes nothing before the first Write
+			out = z
+		}
+		if n, err := s.WriteTo(out); err != nil && n == 0 {
+			w.Header().Del("Content-Encoding") // nothing was written yet: the error can still be the reply
+			http.Error(w, "metrics: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		if z != nil {
+			z.Close()
+		}
 	})
+}
+
+// acceptsGzip tells whether Accept-Encoding values take gzip: named, or
+// "*", with a q above 0 (or none).
+func acceptsGzip(values []string) bool {
+	for _, v := range values {
+		for part := range strings.SplitSeq(v, ",") {
+			coding, params, _ := strings.Cut(part, ";")
+			coding = strings.ToLower(strings.TrimSpace(coding))
+			if coding != "gzip" && coding != "*" {
+				continue
+			}
+			q := 1.0
+			if p, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
+				q, _ = strconv.ParseFloat(strings.TrimSpace(p), 64) // unreadable: 0, refused
+			}
+			if q > 0 || coding == "gzip" {
+				return q > 0
+			}
+		}
+	}
+	return false
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -169,4 +170,30 @@ func TestStatusError(t *testing.T) {
 	if rec.Code != http.StatusInternalServerError {
 		t.Fatalf("scrape with a failing status: %d %s", rec.Code, rec.Body)
 	}
+}
+
+// BenchmarkScrape is one scrape of a daemon with 1000 processes, each
+// with usage, a limit and a probe: the per-process series dominate.
+func BenchmarkScrape(b *testing.B) {
+	st := control.Status{Daemon: control.DaemonInfo{Version: "bench", Backend: "native"}}
+	for i := range 1000 {
+		st.Processes = append(st.Processes, control.ProcessStatus{
+			Job: "job" + strconv.Itoa(i/10), Process: "p" + strconv.Itoa(i%10), State: "running", Wanted: "up", Ready: true,
+			Since: time.Unix(1_800_000_000, 0), MemoryLimitBytes: 1 << 30, LastExit: &control.Exit{Code: 1},
+			Usage:  &control.Usage{CPUSeconds: 12.5, RSSBytes: 1 << 24, OpenFDs: 12, Processes: 3},
+			Probes: []control.ProbeResult{{Role: "liveness", OK: true, LatencyMS: 1.5}}})
+	}
+	m := New()
+	h := m.Handler(fixedStatus{st: st})
+	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	size := 0
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("scrape: %d", rec.Code)
+		}
+		size = rec.Body.Len()
+	}
+	b.ReportMetric(float64(size), "bytes/scrape")
 }

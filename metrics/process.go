@@ -1,13 +1,10 @@
 package metrics
 
 import (
-	"context"
-	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sys/unix"
 
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/promtext"
 )
 
 // states are the values of vigil_process_state's state label.
@@ -23,128 +20,102 @@ const (
 	labelProcess = "bosh_process"
 )
 
-// descs are the per-process metrics, labelled bosh_job and bosh_process,
-// and the daemon's build.
-type descs struct {
+// families are the per-process metrics, labelled bosh_job and
+// bosh_process, in one exposition.
+type families struct {
 	up, state, ready, wanted, restarts, exit, exits, start, cpu, rss, memLimit, fds, tasks, probeOK, probeLat,
-	dropped, problems, build *prometheus.Desc
+	dropped *promtext.Family
 }
 
-func newDescs() descs {
-	desc := func(name, help string, labels ...string) *prometheus.Desc {
-		return prometheus.NewDesc(name, help, append([]string{labelJob, labelProcess}, labels...), nil)
-	}
-	return descs{
-		up:       desc("vigil_process_up", "1 when the process runs, else 0."),
-		state:    desc("vigil_process_state", "1 for the process's current state, 0 for the others.", "state"),
-		ready:    desc("vigil_process_ready", "1 when the process runs and is ready."),
-		wanted:   desc("vigil_process_wanted_up", "1 when vigil keeps the process up (it is wanted up and monitored), 0 when it was stopped or unmonitored on purpose."),
-		restarts: desc("vigil_process_restarts_total", "Automatic restarts by the current supervisor."),
-		exit:     desc("vigil_process_last_exit_code", "Exit code of the last exit; 128+N after signal N. Absent before the first exit or when the process never ran."),
-		exits:    desc("vigil_process_exits_total", "Exits seen by these metrics, by reason: success (code 0), failure (another code), signal, oom (the kernel's OOM killer), stop (ended by a stop that was asked for), spawn_error (it could not be started).", "reason"),
-		start:    desc("vigil_process_start_time_seconds", "Unix time the running process came up."),
-		cpu:      desc("vigil_process_cpu_seconds_total", "User and system CPU of the running process and its descendants."),
-		rss:      desc("vigil_process_resident_memory_bytes", "Resident memory of the running process and its descendants."),
-		memLimit: desc("vigil_process_memory_limit_bytes", "The process's limits.memory; absent without one."),
-		fds:      desc("vigil_process_open_fds", "Descriptors open in the running executable."),
-		tasks:    desc("vigil_process_tree_processes", "Processes in the running executable's tree: it and its descendants."),
-		probeOK:  desc("vigil_process_probe_success", "1 when the latest result of the probe passed, else 0.", "role"),
-		probeLat: desc("vigil_process_probe_latency_seconds", "How long the latest check of the probe took.", "role"),
-		dropped:  desc("vigil_process_output_dropped_bytes_total", "Output the log could not take, by stream.", "stream"),
-		problems: prometheus.NewDesc("vigil_config_problems", "Configuration problems in force, by severity.", []string{"severity"}, nil),
-		build: prometheus.NewDesc("vigil_build_info", "Always 1: the daemon's version, the revision it was built from and the Go that built it, and its back end.",
-			[]string{"version", "revision", "goversion", "backend"}, nil),
+func newFamilies(s *promtext.Set) families {
+	return families{
+		up:       s.Gauge("vigil_process_up", "1 when the process runs, else 0."),
+		state:    s.Gauge("vigil_process_state", "1 for the process's current state, 0 for the others."),
+		ready:    s.Gauge("vigil_process_ready", "1 when the process runs and is ready."),
+		wanted:   s.Gauge("vigil_process_wanted_up", "1 when vigil keeps the process up (it is wanted up and monitored), 0 when it was stopped or unmonitored on purpose."),
+		restarts: s.Counter("vigil_process_restarts_total", "Automatic restarts by the current supervisor."),
+		exit:     s.Gauge("vigil_process_last_exit_code", "Exit code of the last exit; 128+N after signal N. Absent before the first exit or when the process never ran."),
+		exits:    s.Counter("vigil_process_exits_total", "Exits seen by these metrics, by reason: success (code 0), failure (another code), signal, oom (the kernel's OOM killer), stop (ended by a stop that was asked for), spawn_error (it could not be started)."),
+		start:    s.Gauge("vigil_process_start_time_seconds", "Unix time the running process came up."),
+		cpu:      s.Counter("vigil_process_cpu_seconds_total", "User and system CPU of the running process and its descendants."),
+		rss:      s.Gauge("vigil_process_resident_memory_bytes", "Resident memory of the running process and its descendants."),
+		memLimit: s.Gauge("vigil_process_memory_limit_bytes", "The process's limits.memory; absent without one."),
+		fds:      s.Gauge("vigil_process_open_fds", "Descriptors open in the running executable."),
+		tasks:    s.Gauge("vigil_process_tree_processes", "Processes in the running executable's tree: it and its descendants."),
+		probeOK:  s.Gauge("vigil_process_probe_success", "1 when the latest result of the probe passed, else 0."),
+		probeLat: s.Gauge("vigil_process_probe_latency_seconds", "How long the latest check of the probe took."),
+		dropped:  s.Counter("vigil_process_output_dropped_bytes_total", "Output the log could not take, by stream."),
 	}
 }
 
-// processCollector reads the status at each scrape, so the series follow
-// the processes supervised.
-type processCollector struct {
-	src   StatusSource
-	m     *Metrics
-	d     descs
-	build build
-}
-
-func (c *processCollector) Describe(ch chan<- *prometheus.Desc) {
-	d := c.d
-	for _, x := range []*prometheus.Desc{d.up, d.state, d.ready, d.wanted, d.restarts, d.exit, d.exits, d.start,
-		d.cpu, d.rss, d.memLimit, d.fds, d.tasks, d.probeOK, d.probeLat, d.dropped, d.problems, d.build} {
-		ch <- x
-	}
-}
-
-// statusTimeout bounds the status a scrape reads (under the systemd back
-// end it runs systemctl): a hung source never piles up scrapes.
-const statusTimeout = 10 * time.Second
-
-func (c *processCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
-	defer cancel()
-	st, err := c.src.Status(ctx)
-	if err != nil {
-		ch <- prometheus.NewInvalidMetric(c.d.up, err)
-		return
-	}
-	ch <- prometheus.MustNewConstMetric(c.d.build, prometheus.GaugeValue, 1,
-		st.Daemon.Version, c.build.revision, c.build.goVersion, st.Daemon.Backend)
+// addProcesses adds what the status st says: each process's series (its
+// exits by reason from exitsOf), the configuration problems, the build.
+func addProcesses(s *promtext.Set, st control.Status, b build, exitsOf func(job, process string) [reasonCount]int) {
+	s.Gauge("vigil_build_info", "Always 1: the daemon's version, the revision it was built from and the Go that built it, and its back end.").
+		Add(1, "version", st.Daemon.Version, "revision", b.revision, "goversion", b.goVersion, "backend", st.Daemon.Backend)
+	f := newFamilies(s)
 	for _, p := range st.Processes {
-		c.collectProcess(ch, p)
+		f.add(p, exitsOf(p.Job, p.Process))
 	}
 	bySeverity := map[string]int{"error": 0, "warning": 0}
 	for _, p := range st.Problems {
 		bySeverity[p.Severity]++
 	}
+	problems := s.Gauge("vigil_config_problems", "Configuration problems in force, by severity.")
 	for sev, n := range bySeverity {
-		ch <- prometheus.MustNewConstMetric(c.d.problems, prometheus.GaugeValue, float64(n), sev)
+		problems.Add(float64(n), "severity", sev)
 	}
 }
 
-func (c *processCollector) collectProcess(ch chan<- prometheus.Metric, p control.ProcessStatus) {
-	d, l := c.d, []string{p.Job, p.Process}
-	gauge := func(x *prometheus.Desc, v float64, more ...string) {
-		ch <- prometheus.MustNewConstMetric(x, prometheus.GaugeValue, v, append(l, more...)...)
-	}
-	counter := func(x *prometheus.Desc, v float64, more ...string) {
-		ch <- prometheus.MustNewConstMetric(x, prometheus.CounterValue, v, append(l, more...)...)
-	}
+// add adds the series of one process.
+func (f families) add(p control.ProcessStatus, exits [reasonCount]int) {
+	k := key{p.Job, p.Process}
 	running := p.State == "running"
-	gauge(d.up, bool01(running))
+	k.add(f.up, bool01(running))
 	for _, s := range states() {
-		gauge(d.state, bool01(p.State == s), s)
+		k.addWith(f.state, bool01(p.State == s), "state", s)
 	}
-	gauge(d.ready, bool01(p.Ready))
-	gauge(d.wanted, bool01(p.Wanted == "up" && !p.Unmonitored))
-	counter(d.restarts, float64(p.Restarts))
+	k.add(f.ready, bool01(p.Ready))
+	k.add(f.wanted, bool01(p.Wanted == "up" && !p.Unmonitored))
+	k.add(f.restarts, float64(p.Restarts))
 	if e := p.LastExit; e != nil && e.Error == "" {
 		code := e.Code
 		if e.Signal != "" {
 			code = 128 + int(unix.SignalNum(e.Signal))
 		}
-		gauge(d.exit, float64(code))
+		k.add(f.exit, float64(code))
 	}
-	exits := c.m.exitsOf(p.Job, p.Process)
 	for r := range reasonCount {
-		counter(d.exits, float64(exits[r]), reason(r).String())
+		k.addWith(f.exits, float64(exits[r]), "reason", reason(r).String())
 	}
 	if running && !p.Since.IsZero() {
-		gauge(d.start, float64(p.Since.UnixMilli())/1000)
+		k.add(f.start, float64(p.Since.UnixMilli())/1000)
 	}
 	if u := p.Usage; u != nil {
-		counter(d.cpu, u.CPUSeconds)
-		gauge(d.rss, float64(u.RSSBytes))
-		gauge(d.fds, float64(u.OpenFDs))
-		gauge(d.tasks, float64(u.Processes))
+		k.add(f.cpu, u.CPUSeconds)
+		k.add(f.rss, float64(u.RSSBytes))
+		k.add(f.fds, float64(u.OpenFDs))
+		k.add(f.tasks, float64(u.Processes))
 	}
 	if p.MemoryLimitBytes > 0 {
-		gauge(d.memLimit, float64(p.MemoryLimitBytes))
+		k.add(f.memLimit, float64(p.MemoryLimitBytes))
 	}
 	for _, r := range p.Probes {
-		gauge(d.probeOK, bool01(r.OK), r.Role)
-		gauge(d.probeLat, r.LatencyMS/1000, r.Role)
+		k.addWith(f.probeOK, bool01(r.OK), "role", r.Role)
+		k.addWith(f.probeLat, r.LatencyMS/1000, "role", r.Role)
 	}
-	counter(d.dropped, float64(p.Output.DroppedStdout), "stdout")
-	counter(d.dropped, float64(p.Output.DroppedStderr), "stderr")
+	k.addWith(f.dropped, float64(p.Output.DroppedStdout), "stream", "stdout")
+	k.addWith(f.dropped, float64(p.Output.DroppedStderr), "stream", "stderr")
+}
+
+// key is a process's labels.
+type key struct{ job, process string }
+
+func (k key) add(f *promtext.Family, v float64) { f.Add(v, labelJob, k.job, labelProcess, k.process) }
+
+// addWith adds a series with one label more.
+func (k key) addWith(f *promtext.Family, v float64, name, value string) {
+	f.Add(v, labelJob, k.job, labelProcess, k.process, name, value)
 }
 
 func bool01(b bool) float64 {

@@ -23,11 +23,25 @@ type PortResult struct {
 	Response time.Duration // how long the test took when it passed
 }
 
-// protocols are those vigil speaks, by monit's name for them: the greeting
-// a server must answer with (empty: none is read).
-var protocols = map[string]string{
-	"default": "", "http": "", "generic": "",
-	"ftp": "220", "smtp": "220", "ssh": "SSH-", "pop": "+OK", "imap": "* OK", "nntp": "20",
+// protocolGreeting is what a server speaking protocol proto (monit's name) must
+// answer with (empty: nothing is read), false for a protocol vigil does
+// not speak.
+func protocolGreeting(proto string) (string, bool) {
+	switch proto {
+	case "default", "http", "generic":
+		return "", true
+	case "ftp", "smtp":
+		return "220", true
+	case "ssh":
+		return "SSH-", true
+	case "pop":
+		return "+OK", true
+	case "imap":
+		return "* OK", true
+	case "nntp":
+		return "20", true
+	}
+	return "", false
 }
 
 // ProtocolName is monit's word for a test's protocol.
@@ -192,7 +206,7 @@ func connect(ctx context.Context, t monitrc.Test) checked {
 	fail := func(format string, a ...any) checked {
 		return checked{bit: EventConnection, failed: true, message: fmt.Sprintf(format, a...)}
 	}
-	greeting, known := protocols[t.Protocol]
+	greeting, known := protocolGreeting(t.Protocol)
 	if t.Protocol == "" {
 		known = true
 	}

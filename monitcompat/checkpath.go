@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/user"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -48,14 +49,11 @@ type fileMemo struct {
 	flags     int64
 }
 
-var typeWords = map[monitrc.ServiceType]string{monitrc.TypeFile: "file", monitrc.TypeDirectory: "directory",
-	monitrc.TypeFifo: "fifo", monitrc.TypeFilesystem: "filesystem"}
-
 // checkPath is monit's check_file, check_directory, check_fifo and
 // check_filesystem: the path must exist and be of its type; then the
 // tests, in monit's order.
 func (e *Engine) checkPath(svc *monitrc.Service, st *svcState) []posted {
-	word := typeWords[svc.Type]
+	word := strings.ToLower(svc.Type.Word()) // a path type: file, directory, fifo, filesystem
 	exist := existAction(svc)
 	alert := monitrc.Action{Kind: monitrc.ActAlert}
 	var fi os.FileInfo

@@ -61,12 +61,12 @@ func (e *Engine) act(ctx context.Context, svc *monitrc.Service) bool {
 	if code == PendingNone {
 		return false
 	}
-	err := e.Do(ctx, svc.Name, actionNames[code])
+	err := e.Do(ctx, svc.Name, actionName(code))
 	e.mu.Lock()
 	delete(e.pending, key)
 	e.mu.Unlock()
 	if e.onDone != nil {
-		e.onDone(svc.Name, actionNames[code], err)
+		e.onDone(svc.Name, actionName(code), err)
 	}
 	return true
 }

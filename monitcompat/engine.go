@@ -73,14 +73,31 @@ const (
 	PendingMonitor   = 7
 )
 
-var actionCodes = map[string]int{
-	"start": PendingStart, "stop": PendingStop, "restart": PendingRestart,
-	"monitor": PendingMonitor, "unmonitor": PendingUnmonitor,
+// actions are monit's action names, by their pending codes.
+var actions = [...]struct {
+	name string
+	code int
+}{{"start", PendingStart}, {"stop", PendingStop}, {"restart", PendingRestart},
+	{"monitor", PendingMonitor}, {"unmonitor", PendingUnmonitor}}
+
+// actionCode is the pending code of action name, false for none.
+func actionCode(name string) (int, bool) {
+	for _, a := range actions {
+		if a.name == name {
+			return a.code, true
+		}
+	}
+	return 0, false
 }
 
-var actionNames = map[int]string{
-	PendingStart: "start", PendingStop: "stop", PendingRestart: "restart",
-	PendingMonitor: "monitor", PendingUnmonitor: "unmonitor",
+// actionName is the name of the action with pending code code.
+func actionName(code int) string {
+	for _, a := range actions {
+		if a.code == code {
+			return a.name
+		}
+	}
+	return ""
 }
 
 // The errors Post returns, with monit's texts.
@@ -236,7 +253,7 @@ func (e *Engine) Post(name, action string) error {
 	if !ok {
 		return ErrNoService
 	}
-	code, ok := actionCodes[action]
+	code, ok := actionCode(action)
 	if !ok {
 		return ErrAction
 	}

@@ -51,7 +51,7 @@ func StatusWord(svc *monitrc.Service, st UnitStatus, pending int) string {
 		}
 	}
 	if pending != PendingNone {
-		w += " - " + actionNames[pending] + " pending"
+		w += " - " + actionName(pending) + " pending"
 	}
 	return w
 }

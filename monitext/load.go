@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -35,8 +34,6 @@ type load struct {
 	booting []string
 }
 
-var jobFilePrefix = regexp.MustCompile(`^[0-9]{4}_`)
-
 // fileJob names the job a control file belongs to: ROOT/jobs/JOB/monit,
 // or NNNN_JOB.monitrc as the agent installs it.
 func fileJob(path string) string {
@@ -44,7 +41,7 @@ func fileJob(path string) string {
 	if base == "monit" || strings.HasSuffix(base, ".monit") {
 		return filepath.Base(filepath.Dir(path))
 	}
-	return jobFilePrefix.ReplaceAllString(strings.TrimSuffix(base, ".monitrc"), "")
+	return monitrc.TrimAgentNumber(strings.TrimSuffix(base, ".monitrc"))
 }
 
 // read reads the control files after since (what was in force: two files

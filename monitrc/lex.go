@@ -22,14 +22,16 @@ type token struct {
 	quote byte // the quote of a string: '"' or '\''
 }
 
-// noise lists monit's filler words (l.l): they may appear anywhere and mean
+// noise tells monit's filler words (l.l): they may appear anywhere and mean
 // nothing, so the lexer drops them.
-var noise = map[string]bool{
-	"is": true, "as": true, "are": true, "for": true, "on": true, "only": true,
-	"with": true, "within": true, "without": true, "program": true, "programs": true,
-	"and": true, "has": true, "using": true, "use": true, "the": true, "sum": true,
-	"than": true, "usage": true, "was": true, "times": true, "but": true, "of": true,
-	"does": true, "=": true,
+func noise(w string) bool {
+	switch w {
+	case "is", "as", "are", "for", "on", "only", "with", "within", "without", "program", "programs",
+		"and", "has", "using", "use", "the", "sum", "than", "usage", "was", "times", "but", "of",
+		"does", "=":
+		return true
+	}
+	return false
 }
 
 // lex splits a control file into tokens, dropping comments and noise words.
@@ -74,7 +76,7 @@ func lex(file string, src []byte) ([]token, error) {
 				j++
 			}
 			w := s[i:j]
-			if !noise[w] {
+			if !noise(w) {
 				out = append(out, token{kind: tWord, text: w, low: w, line: line})
 			}
 			i = j
@@ -84,7 +86,7 @@ func lex(file string, src []byte) ([]token, error) {
 				j++
 			}
 			w := s[i:j]
-			if low := strings.ToLower(w); !noise[low] {
+			if low := strings.ToLower(w); !noise(low) {
 				out = append(out, token{kind: tWord, text: w, low: low, line: line})
 			}
 			i = j

@@ -5,31 +5,64 @@ import (
 	"strings"
 )
 
-// Units of sizes (bytes) and times (seconds).
-var (
-	sizeUnits = map[string]float64{"b": 1, "byte": 1, "bytes": 1, "kb": 1 << 10, "kilobyte": 1 << 10,
-		"kilobytes": 1 << 10, "mb": 1 << 20, "megabyte": 1 << 20, "megabytes": 1 << 20, "gb": 1 << 30,
-		"gigabyte": 1 << 30, "gigabytes": 1 << 30, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-	timeUnits = map[string]float64{"second": 1, "seconds": 1, "s": 1, "minute": 60, "minutes": 60,
-		"hour": 3600, "hours": 3600, "day": 86400, "days": 86400}
-	operators = map[string]string{">": ">", "gt": ">", "greater": ">", "<": "<", "lt": "<", "less": "<",
-		"==": "=", "eq": "=", "equal": "=", "!=": "!=", "ne": "!=", "notequal": "!=", "<>": "!=", "changed": "!="}
-)
+// sizeUnit is the bytes in a size unit's word, 0 for none.
+func sizeUnit(w string) float64 {
+	switch w {
+	case "b", "byte", "bytes":
+		return 1
+	case "kb", "kilobyte", "kilobytes", "k":
+		return 1 << 10
+	case "mb", "megabyte", "megabytes", "m":
+		return 1 << 20
+	case "gb", "gigabyte", "gigabytes", "g":
+		return 1 << 30
+	}
+	return 0
+}
+
+// kbUnit is the kilobytes in a size unit's word, 0 for none.
+func kbUnit(w string) float64 { return sizeUnit(w) / 1024 }
+
+// timeUnit is the seconds in a time unit's word, 0 for none.
+func timeUnit(w string) float64 {
+	switch w {
+	case "second", "seconds", "s":
+		return 1
+	case "minute", "minutes":
+		return 60
+	case "hour", "hours":
+		return 3600
+	case "day", "days":
+		return 86400
+	}
+	return 0
+}
 
 // operator reads an optional comparison (none means equal, as monit).
 func (p *parser) operator() string {
-	if p.peek().kind == tWord {
-		if op, ok := operators[p.peek().low]; ok {
-			p.pos++
-			return op
-		}
+	if p.peek().kind != tWord {
+		return "="
 	}
-	return "="
+	op := ""
+	switch p.peek().low {
+	case ">", "gt", "greater":
+		op = ">"
+	case "<", "lt", "less":
+		op = "<"
+	case "==", "eq", "equal":
+		op = "="
+	case "!=", "ne", "notequal", "<>", "changed":
+		op = "!="
+	default:
+		return "="
+	}
+	p.pos++
+	return op
 }
 
 // limit reads a number with an optional percent sign or unit, in units
 // (nil: a plain number).
-func (p *parser) limit(t *Test, units map[string]float64) error {
+func (p *parser) limit(t *Test, units func(string) float64) error {
 	nt := p.next()
 	num := strings.TrimSuffix(nt.text, "%")
 	v, err := strconv.ParseFloat(num, 64)
@@ -41,15 +74,15 @@ func (p *parser) limit(t *Test, units map[string]float64) error {
 	case p.is("%", "percent"):
 		p.pos++
 		t.Percent = true
-	case !t.Percent && units != nil && p.peek().kind == tWord && units[p.peek().low] != 0:
-		t.Limit *= units[p.next().low]
+	case !t.Percent && units != nil && p.peek().kind == tWord && units(p.peek().low) != 0:
+		t.Limit *= units(p.next().low)
 	}
 	return nil
 }
 
 // compare reads `[OPERATOR] N [unit|%]` of a timestamp, size, space or
 // inode test.
-func (p *parser) compare(t *Test, what string, units map[string]float64) error {
+func (p *parser) compare(t *Test, what string, units func(string) float64) error {
 	t.Operator = p.operator()
 	if err := p.limit(t, units); err != nil {
 		return err
@@ -65,11 +98,11 @@ func (p *parser) compare(t *Test, what string, units map[string]float64) error {
 // Memory and swap limits are kept in kilobytes, as monit keeps them.
 func (p *parser) resource(t *Test) error {
 	t.Operator = p.operator()
-	kb := map[string]float64{}
-	for k, v := range sizeUnits {
-		kb[k] = v / 1024
+	var units func(string) float64
+	switch t.Resource {
+	case "memory", "totalmem", "swap":
+		units = kbUnit
 	}
-	units := map[string]map[string]float64{"memory": kb, "totalmem": kb, "swap": kb}[t.Resource]
 	if err := p.limit(t, units); err != nil {
 		return err
 	}

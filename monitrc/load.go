@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -328,9 +327,21 @@ func sameFile(a, b string) bool {
 		return true
 	}
 	key := func(p string) string {
-		return filepath.Join(filepath.Dir(p), agentNumber.ReplaceAllString(filepath.Base(p), ""))
+		return filepath.Join(filepath.Dir(p), TrimAgentNumber(filepath.Base(p)))
 	}
 	return strings.HasSuffix(a, ".monitrc") && key(a) == key(b)
 }
 
-var agentNumber = regexp.MustCompile(`^[0-9]{4}_`)
+// TrimAgentNumber removes the agent's NNNN_ prefix (four digits and an
+// underscore) from a control file's name.
+func TrimAgentNumber(name string) string {
+	if len(name) < 5 || name[4] != '_' {
+		return name
+	}
+	for _, c := range name[:4] {
+		if c < '0' || c > '9' {
+			return name
+		}
+	}
+	return name[5:]
+}

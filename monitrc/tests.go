@@ -6,19 +6,32 @@ import (
 	"strings"
 )
 
-// The resources of resource tests, by the words the grammar takes, named
-// as monit's messages name them.
-var resources = map[string]string{
-	"cpu": "cpu", "totalcpu": "totalcpu",
-	"cpu(user)": "cpuuser", "cpu(us)": "cpuuser", "cpu(usr)": "cpuuser",
-	"cpu(system)": "cpusystem", "cpu(sy)": "cpusystem", "cpu(sys)": "cpusystem",
-	"cpu(wait)": "cpuwait", "cpu(wa)": "cpuwait",
-	"mem": "memory", "memory": "memory", "totalmem": "totalmem", "totalmemory": "totalmem",
-	"swap": "swap", "children": "children", "child": "children",
-	"load": "loadavg1", "loadavg": "loadavg1", "loadavg(1)": "loadavg1", "loadavg(1m)": "loadavg1",
-	"loadavg(1min)": "loadavg1", "loadavg(5)": "loadavg5", "loadavg(5m)": "loadavg5",
-	"loadavg(5min)": "loadavg5", "loadavg(15)": "loadavg15", "loadavg(15m)": "loadavg15",
-	"loadavg(15min)": "loadavg15",
+// resourceName is the resource a resource test's word (its parts joined,
+// blanks removed) names, as monit's messages name it, false for none.
+func resourceName(w string) (string, bool) {
+	switch w {
+	case "cpu", "totalcpu", "swap", "memory", "totalmem":
+		return w, true
+	case "cpu(user)", "cpu(us)", "cpu(usr)":
+		return "cpuuser", true
+	case "cpu(system)", "cpu(sy)", "cpu(sys)":
+		return "cpusystem", true
+	case "cpu(wait)", "cpu(wa)":
+		return "cpuwait", true
+	case "mem":
+		return "memory", true
+	case "totalmemory":
+		return "totalmem", true
+	case "children", "child":
+		return "children", true
+	case "load", "loadavg", "loadavg(1)", "loadavg(1m)", "loadavg(1min)":
+		return "loadavg1", true
+	case "loadavg(5)", "loadavg(5m)", "loadavg(5min)":
+		return "loadavg5", true
+	case "loadavg(15)", "loadavg(15m)", "loadavg(15min)":
+		return "loadavg15", true
+	}
+	return "", false
 }
 
 // systemResources are those a check system may test.
@@ -37,11 +50,11 @@ func (p *parser) resourceWord() (string, bool) {
 	w := t.low
 	if (w == "cpu" || w == "loadavg" || w == "load") && p.pos+1 < len(p.toks) && strings.HasPrefix(p.toks[p.pos+1].low, "(") {
 		w += p.toks[p.pos+1].low
-		if _, ok := resources[strings.ReplaceAll(w, " ", "")]; ok {
+		if _, ok := resourceName(strings.ReplaceAll(w, " ", "")); ok {
 			p.pos++
 		}
 	}
-	r, ok := resources[strings.ReplaceAll(w, " ", "")]
+	r, ok := resourceName(strings.ReplaceAll(w, " ", ""))
 	if ok {
 		p.pos++
 	}
@@ -74,15 +87,15 @@ func (p *parser) ifTest(at token) error {
 	case p.is("timestamp"):
 		p.pos++
 		tst.Kind = TestTimestamp
-		err = p.compare(&tst, "timestamp", timeUnits)
+		err = p.compare(&tst, "timestamp", timeUnit)
 	case p.is("size"):
 		p.pos++
 		tst.Kind = TestSize
-		err = p.compare(&tst, "size", sizeUnits)
+		err = p.compare(&tst, "size", sizeUnit)
 	case p.is("space"):
 		p.pos++
 		tst.Kind = TestSpace
-		err = p.compare(&tst, "space", sizeUnits)
+		err = p.compare(&tst, "space", sizeUnit)
 	case p.is("inode", "inodes"):
 		p.pos++
 		tst.Kind = TestInode

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/vigil-bosh/vigil/procinit"
 	"github.com/vigil-bosh/vigil/sandbox"
 )
 
@@ -138,10 +139,14 @@ func startInit(init string, env []string, label string, stdout, stderr *os.File,
 	if label != "" {
 		args = append(args, label)
 	}
+	initEnv := []string{"GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1", "GOGC=50"}
+	if len(extra) > 0 { // the console, after the socket (procinit.ConsoleEnv)
+		initEnv = append(initEnv, procinit.ConsoleEnv+"=1")
+	}
 	cmd := &exec.Cmd{
 		Path:        init,
 		Args:        args,
-		Env:         append([]string{"GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1", "GOGC=50"}, env...),
+		Env:         append(initEnv, env...),
 		Dir:         "/",
 		ExtraFiles:  append([]*os.File{theirs}, extra...),
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Cloneflags: cloneFlags},

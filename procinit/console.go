@@ -17,6 +17,10 @@ const (
 	consoleErrFD = ControlFD + 2
 )
 
+// ConsoleEnv=1 in an init's environment says that it was given the
+// console descriptors; without it the init takes none.
+const ConsoleEnv = "VIGIL_INIT_CONSOLE"
+
 // consoleQueue bounds the chunks waiting for a console: past it, output is
 // dropped from the console (never from the log file) rather than wait.
 const consoleQueue = 256
@@ -27,6 +31,14 @@ const consoleQueue = 256
 // anything (the descriptors would be taken for others'). Without them it
 // returns nils.
 func inheritedConsole() (stdout, stderr *os.File) {
+	// Only when the daemon says it passed them: descriptors 4 and 5 are
+	// otherwise whatever the runtime opened first (its epoll descriptor,
+	// on some kernels), and taking them would close those.
+	given := os.Getenv(ConsoleEnv) == "1"
+	os.Unsetenv(ConsoleEnv)
+	if !given {
+		return nil, nil
+	}
 	take := func(fd int) *os.File {
 		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
 			return nil // not inherited

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestPrefixLines(t *testing.T) {
@@ -55,5 +57,30 @@ func BenchmarkPrefixLines(b *testing.B) {
 	for b.Loop() {
 		atStart := true
 		prefixLines(nil, chunk, timestamp(time.Now()), &atStart)
+	}
+}
+
+// TestConsoleOnlyWhenGiven: without ConsoleEnv the init takes no
+// descriptor, though 4 and 5 are open: they are then the runtime's or
+// another's (an init that took its own epoll descriptor died at its first
+// wait, "netpoll failed", on Debian 13's kernel).
+func TestConsoleOnlyWhenGiven(t *testing.T) {
+	for range 2 {
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+	}
+	open := func(fd int) bool { _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); return err == nil }
+	if !open(consoleOutFD) || !open(consoleErrFD) {
+		t.Fatal("descriptors 4 and 5 are not open in the test")
+	}
+	t.Setenv(ConsoleEnv, "")
+	if out, errs := inheritedConsole(); out != nil || errs != nil {
+		t.Fatal("took descriptors it was not given")
+	}
+	if !open(consoleOutFD) || !open(consoleErrFD) {
+		t.Fatal("closed descriptors it was not given")
 	}
 }

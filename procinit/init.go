@@ -2,7 +2,6 @@ package procinit
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -61,7 +60,7 @@ func start(forks forker, conOut, conErr *os.File) int {
 	line, err := in.ReadBytes('\n')
 	var l Launch
 	if err == nil {
-		err = json.Unmarshal(line, &l)
+		l, err = decodeLaunch(line)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "vigil init: read launch: %v\n", err)
@@ -107,8 +106,7 @@ func readCommands(in *bufio.Reader) <-chan Command {
 			if err != nil {
 				return
 			}
-			var c Command
-			if json.Unmarshal(line, &c) == nil {
+			if c, err := decodeCommand(line); err == nil {
 				out <- c
 			}
 		}

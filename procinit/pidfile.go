@@ -1,7 +1,6 @@
 package procinit
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 
@@ -34,7 +33,7 @@ func (it *initProc) recordExit(r Report) {
 	if it.launch.ExitFile == "" || it.cmds != nil {
 		return
 	}
-	b, _ := json.Marshal(ExitRecord{PID: sandbox.HostPID(), Report: r})
+	b := encodeExitRecord(ExitRecord{PID: sandbox.HostPID(), Report: r})
 	dir := filepath.Dir(it.launch.ExitFile)
 	if os.MkdirAll(dir, 0o700) != nil {
 		return

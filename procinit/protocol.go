@@ -14,8 +14,8 @@ package procinit
 import (
 	"strconv"
 	"time"
-	"unicode/utf8"
 
+	"github.com/vigil-bosh/vigil/internal/jsonwire"
 	"github.com/vigil-bosh/vigil/sandbox"
 )
 
@@ -135,35 +135,38 @@ const (
 // few reports, and json's encoder for the type alone was a fifth of the
 // init's own allocations.
 func encode(r Report) []byte {
-	b := make([]byte, 0, 64)
+	return append(appendReport(make([]byte, 0, 64), r), '\n')
+}
+
+// encodeExitRecord is rec as encoding/json writes it.
+func encodeExitRecord(rec ExitRecord) []byte {
+	b := strconv.AppendInt(append(make([]byte, 0, 80), `{"pid":`...), int64(rec.PID), 10)
+	return append(appendReport(append(b, `,"report":`...), rec.Report), '}')
+}
+
+// appendReport appends r as encoding/json encodes it.
+func appendReport(b []byte, r Report) []byte {
 	b = append(b, `{"event":`...)
-	b = appendString(b, r.Event)
+	b = jsonwire.AppendString(b, r.Event)
 	b = appendInt(b, "pid", int64(r.PID))
 	b = appendInt(b, "code", int64(r.Code))
 	b = appendInt(b, "signal", int64(r.Signal))
 	if r.Error != "" {
-		b = appendString(append(b, `,"error":`...), r.Error)
+		b = jsonwire.AppendString(append(b, `,"error":`...), r.Error)
 	}
 	b = appendInt(b, "dropped", r.Dropped)
 	if r.OOM {
 		b = append(b, `,"oom":true`...)
 	}
 	if len(r.Warnings) > 0 {
-		b = append(b, `,"warnings":[`...)
-		for i, w := range r.Warnings {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, w)
-		}
-		b = append(b, ']')
+		b = jsonwire.AppendStrings(append(b, `,"warnings":`...), r.Warnings)
 	}
 	b = appendInt(b, "dropped_stdout", r.DroppedStdout)
 	b = appendInt(b, "dropped_stderr", r.DroppedStderr)
 	if r.Dropping {
 		b = append(b, `,"dropping":true`...)
 	}
-	return append(b, "}\n"...)
+	return append(b, '}')
 }
 
 // appendInt appends ,"key":v unless v is zero (omitempty).
@@ -173,48 +176,4 @@ func appendInt(b []byte, key string, v int64) []byte {
 	}
 	b = append(append(append(b, `,"`...), key...), `":`...)
 	return strconv.AppendInt(b, v, 10)
-}
-
-// appendString appends s as a JSON string the way encoding/json does:
-// HTML-sensitive characters and U+2028/U+2029 escaped, invalid UTF-8
-// replaced by U+FFFD.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c == '\b':
-				b = append(b, '\\', 'b')
-			case c == '\f':
-				b = append(b, '\\', 'f')
-			case c < 0x20 || c == '<' || c == '>' || c == '&':
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-		default:
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
 }

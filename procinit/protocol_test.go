@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/vigil-bosh/vigil/internal/jsonwire/jsonwiretest"
 )
 
 // TestEncodeIsJSON: the init's hand-made encoding of a report is byte for
@@ -44,6 +46,41 @@ func FuzzEncode(f *testing.F) {
 		want, _ := json.Marshal(r)
 		if got := encode(r); !bytes.Equal(got, append(want, '\n')) {
 			t.Fatalf("encode(%+v)\n got %s\nwant %s", r, got, want)
+		}
+	})
+}
+
+// TestEncodeExitRecord: an exit record as the init leaves it is what
+// encoding/json writes for it.
+func TestEncodeExitRecord(t *testing.T) {
+	var full ExitRecord
+	jsonwiretest.Fill(&full)
+	for _, rec := range []ExitRecord{full, {}, {PID: 7, Report: Report{Event: EventExit, Signal: 15}}} {
+		want, err := json.Marshal(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := encodeExitRecord(rec); !bytes.Equal(got, want) {
+			t.Errorf("encodeExitRecord(%+v)\n got %s\nwant %s", rec, got, want)
+		}
+	}
+}
+
+// FuzzReportRandom: reports and exit records of random values (every
+// field, any bytes in the strings, nil and empty lists) encode as
+// encoding/json encodes them, which is what the daemon decodes.
+func FuzzReportRandom(f *testing.F) {
+	f.Add([]byte("\x05running\x01\x02\x03\x04\x05\x06\x07\x08\x03\x02w\xff"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var rec ExitRecord
+		jsonwiretest.Random(&rec, data)
+		want, _ := json.Marshal(rec.Report)
+		if got := encode(rec.Report); !bytes.Equal(got, append(want, '\n')) {
+			t.Fatalf("encode(%+v)\n got %s\nwant %s", rec.Report, got, want)
+		}
+		want, _ = json.Marshal(rec)
+		if got := encodeExitRecord(rec); !bytes.Equal(got, want) {
+			t.Fatalf("encodeExitRecord(%+v)\n got %s\nwant %s", rec, got, want)
 		}
 	})
 }

@@ -2,7 +2,6 @@ package procinit
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -59,7 +58,7 @@ func (it *initProc) spawnSandboxed(spec *sandbox.Spec) (pid, hostPID int, err er
 	if err != nil {
 		return 0, 0, fmt.Errorf("start sandbox helper: %w", err)
 	}
-	if err := json.NewEncoder(specW).Encode(spec); err != nil {
+	if _, err := specW.Write(append(spec.AppendJSON(nil), '\n')); err != nil {
 		return 0, 0, fmt.Errorf("send sandbox spec: %w", err)
 	}
 	specW.Close()

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,6 +33,16 @@ type Stat struct {
 	CPUTicks, ChildTicks uint64
 	StartTicks           uint64 // when it started, in USER_HZ ticks since boot
 	RSSBytes             int64
+	VSizeBytes           uint64 // its virtual memory
+}
+
+// CPUSeconds is CPUTicks in seconds.
+func (s Stat) CPUSeconds() float64 { return float64(s.CPUTicks) / ticksPerSecond }
+
+// Started is when the process started, given when the machine booted
+// (BootTime).
+func (s Stat) Started(boot time.Time) time.Time {
+	return boot.Add(time.Duration(s.StartTicks) * (time.Second / ticksPerSecond))
 }
 
 // ReadStat reads /proc/PID/stat.
@@ -57,7 +68,7 @@ func parseStat(line []byte) (Stat, error) {
 		return Stat{}, fmt.Errorf("stat line %.40q: pid: %w", line, err)
 	}
 	// After the name: state(3) ppid(4) ... utime(14) stime(15) cutime(16)
-	// cstime(17) ... rss(24), numbered as in proc(5).
+	// cstime(17) ... starttime(22) vsize(23) rss(24), numbered as in proc(5).
 	f := bytes.Fields(line[close+1:])
 	if len(f) < 22 {
 		return Stat{}, fmt.Errorf("stat line %.40q: %d fields", line, len(f))
@@ -72,6 +83,7 @@ func parseStat(line []byte) (Stat, error) {
 		ChildTicks: field(16) + field(17),
 		StartTicks: field(22),
 		RSSBytes:   int64(field(24)) * int64(os.Getpagesize()),
+		VSizeBytes: field(23),
 	}, nil
 }
 
@@ -141,6 +153,29 @@ func MemTotal() (int64, error) {
 		}
 	}
 	return 0, errors.New("/proc/meminfo: no MemTotal")
+}
+
+// BootTime returns when the machine booted, to the second, from
+// /proc/stat's btime.
+func BootTime() (time.Time, error) {
+	data, err := os.ReadFile("/proc/stat") // btime follows a line per CPU and the interrupts' counts
+	if err != nil {
+		return time.Time{}, err
+	}
+	return parseBootTime(string(data))
+}
+
+func parseBootTime(stat string) (time.Time, error) {
+	for l := range strings.SplitSeq(stat, "\n") {
+		if rest, ok := strings.CutPrefix(l, "btime "); ok {
+			sec, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
+			if err != nil {
+				return time.Time{}, fmt.Errorf("/proc/stat: btime: %w", err)
+			}
+			return time.Unix(sec, 0), nil
+		}
+	}
+	return time.Time{}, errors.New("/proc/stat: no btime")
 }
 
 // Descendants lists the processes below pid, found through the kernel's

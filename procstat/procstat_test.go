@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestParseStat(t *testing.T) {
@@ -16,9 +17,9 @@ func TestParseStat(t *testing.T) {
 		bad  bool
 	}{
 		{line: "42 (sh) S 1 42 42 0 -1 4194560 100 0 0 0 7 3 20 10 20 0 1 0 100 2000 5 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0",
-			want: Stat{PID: 42, PPID: 1, Session: 42, State: 'S', CPUTicks: 10, ChildTicks: 30, StartTicks: 100, RSSBytes: 5 * page}},
+			want: Stat{PID: 42, PPID: 1, Session: 42, State: 'S', CPUTicks: 10, ChildTicks: 30, StartTicks: 100, RSSBytes: 5 * page, VSizeBytes: 2000}},
 		{line: "7 (a) b) (c) R 3 7 7 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 100 2000 9 0\n",
-			want: Stat{PID: 7, PPID: 3, Session: 7, State: 'R', CPUTicks: 2, StartTicks: 100, RSSBytes: 9 * page}},
+			want: Stat{PID: 7, PPID: 3, Session: 7, State: 'R', CPUTicks: 2, StartTicks: 100, RSSBytes: 9 * page, VSizeBytes: 2000}},
 		{line: "7 no name", bad: true},
 		{line: "x (a) R 1", bad: true},
 		{line: "7 (a) R 1 2 3", bad: true},
@@ -131,5 +132,34 @@ func BenchmarkScan(b *testing.B) {
 		if _, err := Scan(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestBootTime(t *testing.T) {
+	for _, c := range []struct {
+		stat string
+		want int64
+		bad  bool
+	}{
+		{stat: "cpu  1 2 3\ncpu0 1 2 3\nintr 5 0 0\nctxt 9\nbtime 1796170000\nprocesses 7\n", want: 1796170000},
+		{stat: "cpu  1 2 3\nbtime x\n", bad: true},
+		{stat: "cpu  1 2 3\nbtimes 5\n", bad: true},
+	} {
+		got, err := parseBootTime(c.stat)
+		if (err != nil) != c.bad || !c.bad && got.Unix() != c.want {
+			t.Errorf("parseBootTime(%q) = %v, %v; want %d (error: %v)", c.stat, got, err, c.want, c.bad)
+		}
+	}
+	boot, err := BootTime()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := ReadStat(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// This process started after the boot and before now (btime is whole seconds).
+	if started := st.Started(boot); started.Before(boot) || started.After(time.Now().Add(time.Second)) {
+		t.Errorf("started %v, booted %v", started, boot)
 	}
 }

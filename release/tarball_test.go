@@ -77,6 +77,14 @@ func TestTarballBuildsVigil(t *testing.T) {
 			t.Errorf("%s: %q %v, want %q", cmd, out, err, want)
 		}
 	}
+	// The stemcell's units, for the vigil job's pre-start, as in the source.
+	for _, u := range []string{"vigil.service", "monit.service"} {
+		got, err := os.ReadFile(filepath.Join(pkgs, "vigil", "stemcell", u))
+		want, _ := os.ReadFile(filepath.Join("..", "internal", "stemcell", u))
+		if err != nil || len(want) == 0 || string(got) != string(want) {
+			t.Errorf("the package's stemcell/%s: %v\n%s", u, err, got)
+		}
+	}
 }
 
 func untar(t *testing.T, archive, dir string) {

@@ -1,8 +1,8 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strconv"
@@ -34,15 +34,19 @@ func Exec(specFD, statusFD int) int {
 		fmt.Fprintf(status, "error %v\n", err)
 		return 127
 	}
-	var s Spec
-	if err := json.NewDecoder(os.NewFile(uintptr(specFD), "spec")).Decode(&s); err != nil {
+	data, err := io.ReadAll(os.NewFile(uintptr(specFD), "spec")) // the init closes its end once the spec is written
+	if err != nil {
 		return fail(fmt.Errorf("read sandbox spec: %w", err))
+	}
+	s, err := DecodeSpec(data)
+	if err != nil {
+		return fail(err)
 	}
 	fmt.Fprintf(status, "pid %d\n", HostPID())
 	if err := confine(&s); err != nil {
 		return fail(err)
 	}
-	err := unix.Exec(s.Path, s.Args, s.Env)
+	err = unix.Exec(s.Path, s.Args, s.Env)
 	return fail(fmt.Errorf("exec %s: %w", s.Path, err))
 }
 

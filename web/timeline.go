@@ -29,21 +29,26 @@ var eventKinds = []string{control.EventAction, control.EventStarted, control.Eve
 	control.EventUnhealthy, control.EventReady, control.EventNotReady, control.EventUnmonitored,
 	control.EventMonitored, control.EventConfigError, control.EventLost}
 
-// eventClasses groups the kinds: what went wrong, what operators did
-// (and the stops they asked for), and the rest.
-var eventClasses = map[string]string{
-	control.EventExited: "problem", control.EventOOMKilled: "problem", control.EventGaveUp: "problem",
-	control.EventProbeFailed: "problem", control.EventUnhealthy: "problem", control.EventNotReady: "problem",
-	control.EventBackoff: "problem", control.EventConfigError: "problem", control.EventLost: "problem",
-	control.EventEscalated: "problem",
-	control.EventAction:    "operator", control.EventStopping: "operator", control.EventStopped: "operator",
-	control.EventUnmonitored: "operator", control.EventMonitored: "operator",
+// eventClass groups the kinds: what went wrong ("problem"), what
+// operators did and the stops they asked for ("operator"), and the rest
+// ("").
+func eventClass(kind string) string {
+	switch kind {
+	case control.EventExited, control.EventOOMKilled, control.EventGaveUp, control.EventProbeFailed,
+		control.EventUnhealthy, control.EventNotReady, control.EventBackoff, control.EventConfigError,
+		control.EventLost, control.EventEscalated:
+		return "problem"
+	case control.EventAction, control.EventStopping, control.EventStopped, control.EventUnmonitored,
+		control.EventMonitored:
+		return "operator"
+	}
+	return ""
 }
 
 func eventViewOf(ev control.Event, now time.Time) eventView {
 	v := eventView{Seq: ev.Seq, Time: ev.Time.UTC().Format(time.RFC3339Nano), Clock: ev.Time.UTC().Format("15:04:05"),
 		AgeMS: now.Sub(ev.Time).Milliseconds(), Job: ev.Job, Process: ev.Process, Kind: ev.Kind,
-		Class: eventClasses[ev.Kind], Restarts: ev.Restarts, Text: eventText(ev)}
+		Class: eventClass(ev.Kind), Restarts: ev.Restarts, Text: eventText(ev)}
 	if v.Class == "" {
 		v.Class = "info"
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	_ "embed"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,13 +10,8 @@ import (
 
 	"github.com/vigil-bosh/vigil/atomicfile"
 	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/internal/stemcell"
 )
-
-// stemcellUnit is the unit that runs vigil as the stemcell's supervisor
-// service (docs/COMPATIBILITY.md, "The stemcell's service").
-//
-//go:embed vigil.service
-var stemcellUnit string
 
 // backupSuffix names what install replaced, beside it, for uninstall.
 const backupSuffix = ".before-vigil"
@@ -43,7 +37,7 @@ func installPaths(l boshpath.Layout) []string {
 // only with --force) is renamed to PATH.before-vigil, for uninstall.
 func defineInstall(c *command) func([]string) error {
 	force := c.Bool("force", "replace a regular file (a real bpm or monit), keeping it as PATH.before-vigil")
-	unitDir := c.String("unit-dir", "", "also install vigil.service, the stemcell's supervisor service, into this systemd unit `DIR`")
+	unitDir := c.String("unit-dir", "", "also install the stemcell's units, vigil.service (the jobs) and monit.service (what the agent kills and starts), into this systemd unit `DIR`")
 	c.completes(completeDir)
 	asJSON := c.Bool("json", "print what was done as JSON")
 	return func(pos []string) error {
@@ -64,25 +58,32 @@ func defineInstall(c *command) func([]string) error {
 			done = append(done, r)
 		}
 		if *unitDir != "" {
-			r, err := installUnit(*unitDir, self, l.Root())
+			r, err := installUnits(*unitDir, self, l.Root())
 			if err != nil {
 				return err
 			}
-			done = append(done, r)
+			done = append(done, r...)
 		}
 		return report(done, *asJSON)
 	}
 }
 
-// installUnit writes vigil.service into dir, naming this binary and root.
-func installUnit(dir, self, root string) (installed, error) {
-	text := strings.Replace(stemcellUnit, "ExecStart=/var/vcap/bosh/bin/vigil daemon --root "+boshpath.DefaultRoot,
-		"ExecStart="+self+" daemon --root "+root, 1)
-	path := filepath.Join(dir, "vigil.service")
-	if err := atomicfile.Write(path, []byte(text), 0o644); err != nil {
-		return installed{}, fmt.Errorf("install: %w", err)
+// installUnits writes the stemcell's units (internal/stemcell) into dir,
+// naming this binary and root.
+func installUnits(dir, self, root string) ([]installed, error) {
+	units, err := stemcell.Render(self, root)
+	if err != nil {
+		return nil, fmt.Errorf("install: %w", err)
 	}
-	return installed{Path: path, Target: self, Action: "written"}, nil
+	var done []installed
+	for _, u := range units {
+		path := filepath.Join(dir, u.Name)
+		if err := atomicfile.Write(path, []byte(u.Text), 0o644); err != nil {
+			return nil, fmt.Errorf("install: %w", err)
+		}
+		done = append(done, installed{Path: path, Target: self, Action: "written"})
+	}
+	return done, nil
 }
 
 // defineUninstall undoes install: each link to a vigil binary is removed,

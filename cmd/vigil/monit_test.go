@@ -48,11 +48,21 @@ func (c *cli) monitRoot() int {
 
 // incarnation reads monit@incarnation as the agent does.
 func incarnation(t *testing.T, port int) string {
+	t.Helper()
+	inc, err := readIncarnation(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inc
+}
+
+// readIncarnation is incarnation, with its error (no API answering yet).
+func readIncarnation(port int) (string, error) {
 	req, _ := http.NewRequest("GET", fmt.Sprintf("http://127.0.0.1:%d/_status2?format=xml", port), nil)
 	req.SetBasicAuth("vcap", "random-password")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	defer resp.Body.Close()
 	var doc struct {
@@ -61,9 +71,9 @@ func incarnation(t *testing.T, port int) string {
 	d := xml.NewDecoder(resp.Body)
 	d.CharsetReader = func(_ string, r io.Reader) (io.Reader, error) { return r, nil }
 	if err := d.Decode(&doc); err != nil || doc.Incarnation == "" {
-		t.Fatalf("incarnation: %v", err)
+		return "", fmt.Errorf("incarnation: %v (%s)", err, resp.Status)
 	}
-	return doc.Incarnation
+	return doc.Incarnation, nil
 }
 
 // rawDaemon starts `vigil daemon` and waits until it has settled; the

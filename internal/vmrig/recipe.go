@@ -6,8 +6,10 @@ package vmrig
 // powers the guest off when it ends, whatever its outcome.
 func GuestRecipe() Recipe {
 	return Recipe{
-		Suite:    "trixie",
-		Packages: []string{"systemd", "systemd-sysv", "dbus", "udev", "kmod", "procps", "linux-image-amd64"},
+		Suite: "trixie",
+		// monit: the stemcell's own monit, which vigil's release replaces
+		// and gives back (stemcell-release).
+		Packages: []string{"systemd", "systemd-sysv", "dbus", "udev", "kmod", "procps", "linux-image-amd64", "monit"},
 		Users:    []string{"vcap:1000"},
 		Files: map[string]string{
 			"etc/hostname": "vigil-rig\n",

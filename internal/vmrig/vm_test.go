@@ -24,6 +24,9 @@ type scenario struct {
 	// arranges for the guest to run them (at its shutdown), and each must
 	// have left its result all the same.
 	late bool
+	// prepare, when set, puts what the scenario needs besides the
+	// binaries into the share, on the host.
+	prepare func(t *testing.T, share string)
 }
 
 var scenarios = []scenario{
@@ -32,7 +35,9 @@ var scenarios = []scenario{
 	{name: "sandbox", pkg: "./sandbox"},
 	{name: "proc-isolation", pkg: "./proc", run: "Sandbox|NoIsolation"},
 	{name: "daemon-isolation", pkg: "./daemon", run: "Sandbox|OOM|Enter"},
-	{name: "stemcell-service", pkg: "./internal/vmrig/guest", run: "^TestStemcell"},
+	// The release's side first: it leaves the guest as it found it.
+	{name: "stemcell-release", pkg: "./internal/vmrig/guest", run: "^TestStemcellRelease$", prepare: renderRelease},
+	{name: "stemcell-service", pkg: "./internal/vmrig/guest", run: "^TestStemcellService$"},
 	{name: "stemcell-shutdown", late: true},
 	{name: "systemd-backend", pkg: "./internal/vmrig/guest", run: "^TestSystemdBackend$"},
 }
@@ -78,6 +83,11 @@ func TestVM(t *testing.T) {
 	}
 	began = time.Now()
 	buildBinaries(t, filepath.Join(share, "bin"))
+	for _, s := range selected() {
+		if s.prepare != nil {
+			s.prepare(t, share)
+		}
+	}
 	t.Logf("vmrig: binaries built in %s", time.Since(began).Round(time.Second))
 	if err := os.WriteFile(filepath.Join(share, "run"), []byte(runScript()), 0o755); err != nil {
 		t.Fatal(err)
@@ -125,7 +135,7 @@ func checkScenario(t *testing.T, share string, s scenario) {
 func runScript() string {
 	var b strings.Builder
 	b.WriteString("set -u\nmkdir -p /rig/out /opt/rig\ncp -a /rig/bin/. /opt/rig/\n")
-	b.WriteString("export VIGIL_VM_GUEST=1 VIGIL_VM_BIN=/opt/rig VIGIL_VM_OUT=/rig/out\n")
+	b.WriteString("export VIGIL_VM_GUEST=1 VIGIL_VM_BIN=/opt/rig VIGIL_VM_OUT=/rig/out VIGIL_VM_RELEASE=/rig/release\n")
 	for _, s := range selected() {
 		if s.late {
 			continue

@@ -23,6 +23,8 @@ const (
 	sock      = vcap + "/sys/run/vigil/vigil.sock"
 	// termLoop logs the TERM it gets and exits on it.
 	termLoop = `trap "echo got TERM; exit 0" TERM; echo up; while :; do sleep 1 & wait $!; done`
+	// sigRecorder logs each signal it can catch, and exits on TERM.
+	sigRecorder = `for s in HUP INT QUIT USR1 USR2 ALRM PIPE CONT WINCH; do trap "echo got $s" $s; done; ` + termLoop
 )
 
 // stemcellJobs are the bpm jobs, with the agent's monit files for them.
@@ -32,6 +34,13 @@ var stemcellJobs = map[string]string{
   executable: /bin/sh
   args: ["-c", '` + termLoop + `']
   limits: {memory: 64M, processes: 20, cpu_weight: 50, cpu_quota: 150, cpuset: "0"}
+`,
+	// records every signal it gets (TERM ends it): the agent's reloads
+	// must bring it none.
+	"sig": `processes:
+- name: rec
+  executable: /bin/sh
+  args: ["-c", '` + sigRecorder + `']
 `,
 	// eats memory until the OOM killer ends it; after its second kill it
 	// waits an hour in backoff, so that every report can be read.
@@ -71,12 +80,15 @@ func installStemcell(t *testing.T) {
 	write(t, "/etc/systemd/system/vigil.service.d/rig.conf", "[Service]\nExecStart=\n"+
 		"ExecStart=/var/vcap/bosh/bin/vigil daemon --root /var/vcap --backend native --leave-running-unless-stopping --http 127.0.0.1:2823\n", 0o644)
 	sh(t, "systemctl", "daemon-reload")
-	sh(t, "systemctl", "start", "vigil.service")
+	sh(t, "systemctl", "start", "monit.service") // as the agent does; it starts vigil.service first
 }
 
 func procOf(job string) string {
-	if job == "web" {
+	switch job {
+	case "web":
 		return "server"
+	case "sig":
+		return "rec"
 	}
 	return "eater"
 }
@@ -98,6 +110,8 @@ func TestStemcellService(t *testing.T) {
 
 	t.Run("cgroup v2 limits in the delegated subtree", func(t *testing.T) { stemcellLimits(t, web) })
 	t.Run("OOM kill reported in status, monit XML and metrics", stemcellOOM)
+	t.Run("the agent's reload, systemctl kill and start monit, touches no job", func(t *testing.T) { agentReloads(t, []string{"sig", "web"}) })
+	t.Run("monit's CLI works while monit.service is down", stemcellCLI)
 	t.Run("systemctl restart keeps the jobs and the new daemon adopts them", stemcellRestart)
 	t.Run("a kill of the daemon alone keeps the jobs, as the agent's reload needs", stemcellKill)
 	t.Run("a restart storm leaves no cgroup behind", stemcellStorm)
@@ -105,7 +119,7 @@ func TestStemcellService(t *testing.T) {
 
 	// Running again, for the shutdown: the census unit checks, once
 	// systemd has stopped vigil, that nothing was left.
-	sh(t, "systemctl", "start", "vigil.service")
+	sh(t, "systemctl", "start", "monit.service")
 	web = running(t, "web")
 	write(t, "/run/vigil-rig-census.pids", strconv.Itoa(web.PID)+" "+strconv.Itoa(web.ExecPID), 0o644)
 	appendLine(t, vcap+"/sys/log/web/server.stdout.log", "vmrig: shutdown")
@@ -142,7 +156,13 @@ func stemcellOOM(t *testing.T) {
 	if hog.LastExit == nil || !hog.LastExit.OOM {
 		t.Fatalf("hog/eater's last exit %+v, want an OOM kill", hog.LastExit)
 	}
-	text := sh(t, vcap+"/bosh/bin/vigil", "status", "--root", vcap)
+	// Exit 3: hog/eater should run and does not.
+	out, err := exec.Command(vcap+"/bosh/bin/vigil", "status", "--root", vcap).Output()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Errorf("vigil status with a process in backoff: %v, want exit status 3", err)
+	}
+	text := string(out)
 	if !strings.Contains(text, "killed by the OOM killer") {
 		t.Errorf("vigil status does not say OOM:\n%s", text)
 	}
@@ -158,7 +178,9 @@ func stemcellOOM(t *testing.T) {
 		}
 	}
 	metrics := get(t, "http://127.0.0.1:2823/metrics", user, pass)
-	m := regexp.MustCompile(`vigil_process_oom_kills_total\{job="hog",process="eater"\} (\d+)`).FindStringSubmatch(metrics)
+	// The exits by reason (labels in name order, as the text format
+	// writes them).
+	m := regexp.MustCompile(`vigil_process_exits_total\{bosh_job="hog",bosh_process="eater",reason="oom"\} (\d+)`).FindStringSubmatch(metrics)
 	if m == nil || m[1] == "0" {
 		t.Errorf("no OOM kill in the metrics: %v", m)
 	}
@@ -181,6 +203,9 @@ func stemcellRestart(t *testing.T) {
 	}
 	if after.Restarts != web.Restarts {
 		t.Errorf("web/server restarts %d → %d", web.Restarts, after.Restarts)
+	}
+	if st := show(t, "monit.service", "ActiveState")[0]; st != "active" {
+		t.Errorf("monit.service is %s after vigil.service's restart, want active (restarted with it)", st)
 	}
 	t.Logf("vmrig: restart of vigil.service: daemon %d → %d; web/server init %d → %d, executable %d → %d",
 		before.Daemon.PID, st.Daemon.PID, web.PID, after.PID, web.ExecPID, after.ExecPID)
@@ -227,6 +252,9 @@ func stemcellStop(t *testing.T) {
 	web, _ := processOf(status(t, sock), "web", "server")
 	sh(t, "systemctl", "stop", "vigil.service")
 	checkStopped(t, []int{web.PID, web.ExecPID}, "")
+	if st := show(t, "monit.service", "ActiveState")[0]; st != "inactive" {
+		t.Errorf("monit.service is %s once vigil.service is stopped, want inactive (it requires it)", st)
+	}
 }
 
 // censusUnit is stopped after vigil.service at the shutdown (it is
