@@ -185,7 +185,7 @@ func (e *Engine) checkProcess(ctx context.Context, svc *monitrc.Service, st *svc
 		st.pid, st.ppid = 0, 0 // the restart's process is new to the change tests
 		return nil
 	}
-	if !us.Running {
+	if !us.Running || !alive(us.PID) { // monit's own look: the supervisor may not have seen the death yet
 		st.pid, st.ppid = 0, 0 // monit forgets the process it no longer finds
 		if a := existAction(svc); a.Kind != monitrc.ActRestart && a.Kind != monitrc.ActStart {
 			return []posted{{key: "exist", bit: EventNonexist, failed: true, message: "process is not running",

@@ -3,6 +3,7 @@ package monitcompat
 import (
 	"context"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -231,4 +232,39 @@ func TestSystemServiceImplicit(t *testing.T) {
 	if n := len(e2.Config().Services); n != 1 {
 		t.Fatalf("%d services with a check system", n)
 	}
+}
+
+// TestNotExistBeforeSupervisor: a process whose "if not exist" action is
+// not a restart is found gone by the cycle's own look, while its
+// supervisor still reports it running, and the action runs at that cycle.
+func TestNotExistBeforeSupervisor(t *testing.T) {
+	gone := exec.Command("/bin/true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		f, err := monitrc.Parse("f", []byte("check process web with pidfile /p/web.pid\n"+
+			"  if not exist then exec \"/bin/gone\"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		web := &fakeUnit{name: "web", log: &callLog{}}
+		web.set(running(1))
+		var sp spawns
+		e := NewEngineWith(&monitrc.Config{Cycle: 10 * time.Second, Services: f.Services},
+			map[string]Unit{"web": web}, EngineOptions{Spawn: sp.spawn(time.Now())})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go e.Run(ctx)
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		st := running(1)
+		st.PID = gone.Process.Pid // dead and reaped; the supervisor has not said so
+		web.set(st)
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if got := sp.String(); got != "10s /bin/gone (Does not exist)" {
+			t.Fatalf("programs: %q", got)
+		}
+	})
 }
