@@ -72,9 +72,10 @@ func (c *UsageCache) openFDs(snap *procstat.Snapshot, pid int) int {
 
 // Memory is what a process and its tree hold, as monit reports it.
 type Memory struct {
-	OwnBytes, TreeBytes int64 // resident memory of the process, and of it with its descendants
-	Children            int   // its descendants
-	TotalBytes          int64 // the machine's memory; 0 when unreadable
+	OwnBytes, TreeBytes int64  // resident memory of the process, and of it with its descendants
+	Children            int    // its descendants
+	TotalBytes          int64  // the machine's memory; 0 when unreadable
+	OwnTicks, TreeTicks uint64 // CPU time (USER_HZ ticks) of the process, and of it with its descendants
 }
 
 // Memory reads pid's memory from the shared pass; false when pid is not
@@ -90,7 +91,7 @@ func (c *UsageCache) Memory(pid int) (Memory, bool) {
 	}
 	tree := snap.Tree(pid)
 	return Memory{OwnBytes: own.RSSBytes, TreeBytes: tree.RSSBytes, Children: tree.Processes - 1,
-		TotalBytes: c.memTotal()}, true
+		TotalBytes: c.memTotal(), OwnTicks: own.CPUTicks, TreeTicks: uint64(tree.CPUSeconds*100 + 0.5)}, true
 }
 
 // Fill sets the Usage of every process in ps whose executable runs (its

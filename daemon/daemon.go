@@ -159,6 +159,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if _, err := d.Reload(ctx); err != nil {
 		d.log.Error("initial load", "error", err)
 	}
+
 	d.log.Info("supervising", "root", d.cfg.Layout.Root(), "processes", len(d.tree.List()))
 	close(d.ready)
 	<-ctx.Done()
@@ -201,7 +202,8 @@ func (d *Daemon) console() []*os.File {
 }
 
 // Ready is closed once Run has started every process of the first load and
-// each has settled (running, or backing off after a failed start).
+// each has settled (running, or backing off after a failed start), and
+// the extension has seen them (monit's engine its first cycle).
 func (d *Daemon) Ready() <-chan struct{} { return d.ready }
 
 // Changes returns a channel that is closed at the next change of any

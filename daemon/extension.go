@@ -34,6 +34,9 @@ type extension interface {
 	// supervisors are in place; what it serves lives until ctx is done.
 	// Its error is a problem of the reload.
 	Apply(ctx context.Context) error
+	// Settled says the reload's starts have settled (or failed); it
+	// returns once the extension has seen them, or ctx is done.
+	Settled(ctx context.Context)
 	// Stop ends the load in force: none of its actions runs afterwards.
 	Stop()
 	// Wait returns, once the ctx given to Apply is done, when what it

@@ -47,6 +47,7 @@ func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 	wait, stopWaiting := d.untilStopping(ctx)
 	defer stopWaiting()
 	werr := d.startInWaves(wait, next, toStart)
+	d.ext.Settled(wait)
 	if d.stopping != nil && d.stopping.Err() != nil {
 		werr = nil // the starts were asked for; the shutdown stops them
 	}

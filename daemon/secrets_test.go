@@ -80,9 +80,7 @@ func TestSecretsStayOutOfLogsAndStatus(t *testing.T) {
 		h.writeFile("bad-"+name, "processes:\n- name: p\n  executable: /bin/true\n"+env)
 	}
 	port := freePort(t)
-	h.write("bosh/etc/monitrc", fmt.Sprintf("set daemon 10\nset httpd port %d and use address 127.0.0.1\n"+
-		"  allow cleartext /var/vcap/monit/monit.user\ninclude /var/vcap/monit/job/*.monitrc\n", port), 0o600)
-	h.write("monit/monit.user", "vcap:random-password", 0o600)
+	h.writeMonitrc(10, port)
 	for j, p := range map[string]string{"web": "server", "broken": "gone"} {
 		h.write("monit/job/"+j+".monitrc", "check process "+j+"\n  with pidfile /var/vcap/sys/run/bpm/"+j+"/"+p+".pid\n"+
 			"  start program \"/var/vcap/jobs/bpm/bin/bpm start "+j+" -p "+p+"\"\n"+

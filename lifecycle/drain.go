@@ -35,7 +35,10 @@ type DrainOptions struct {
 	HashNew     bool     // the old spec had no hash: hash_new
 	Packages    []string // names of new or changed packages
 	// PersistentDisk is the current disk size in MiB, NextPersistentDisk
-	// the next one (nil: no next spec, BOSH_JOB_NEXT_STATE is left out).
+	// the next spec's. An update always has a next spec (the agent refuses
+	// one without), so BOSH_JOB_NEXT_STATE is always set on an update: nil
+	// means the disk does not change. A shutdown has a next spec only when
+	// the director sends one: nil leaves BOSH_JOB_NEXT_STATE out.
 	PersistentDisk     int
 	NextPersistentDisk *int
 	// Budget bounds the whole drain; zero means none. Scripts still
@@ -149,8 +152,9 @@ func (o DrainOptions) firstCall() ([]string, []string) {
 	return append(args, slices.Sorted(slices.Values(o.Packages))...), o.stateEnv(true)
 }
 
-// stateEnv is BOSH_JOB_STATE and, when withNext and a next state is known,
-// BOSH_JOB_NEXT_STATE: JSON limited to the persistent disk, as the agent's.
+// stateEnv is BOSH_JOB_STATE and, when withNext and there is a next spec,
+// BOSH_JOB_NEXT_STATE: JSON limited to the persistent disk, as the agent's
+// (presented_job_state.go). The status calls have no next spec.
 func (o DrainOptions) stateEnv(withNext bool) []string {
 	state := func(disk int) string {
 		b, _ := json.Marshal(struct {
@@ -159,8 +163,12 @@ func (o DrainOptions) stateEnv(withNext bool) []string {
 		return string(b)
 	}
 	env := []string{"BOSH_JOB_STATE=" + state(o.PersistentDisk)}
-	if withNext && o.NextPersistentDisk != nil {
+	switch {
+	case !withNext:
+	case o.NextPersistentDisk != nil:
 		env = append(env, "BOSH_JOB_NEXT_STATE="+state(*o.NextPersistentDisk))
+	case o.Kind == Update:
+		env = append(env, "BOSH_JOB_NEXT_STATE="+state(o.PersistentDisk))
 	}
 	return env
 }

@@ -152,6 +152,40 @@ if [ "$1" = job_check_status ]; then echo 3; else echo -2; fi`)
 	}
 }
 
+// TestDrainNextState: an update always carries BOSH_JOB_NEXT_STATE, as the
+// agent's does (an update has a new spec by definition): without a next
+// disk it is the current one. A shutdown without a next spec leaves it out,
+// and the status calls never have it.
+func TestDrainNextState(t *testing.T) {
+	l := newRoot(t)
+	calls := t.TempDir()
+	writeScript(t, l, "j", "drain", `echo "$1|${BOSH_JOB_NEXT_STATE-unset}" >> `+calls+`/j
+if [ "$1" = job_check_status ]; then echo 0; else echo -1; fi`)
+	next := 0
+	for _, tt := range []struct {
+		o    DrainOptions
+		want string
+	}{
+		{DrainOptions{Kind: Update, PersistentDisk: 10},
+			"job_changed|{\"persistent_disk\":10}\njob_check_status|unset\n"},
+		{DrainOptions{Kind: Update, PersistentDisk: 10, NextPersistentDisk: &next},
+			"job_changed|{\"persistent_disk\":0}\njob_check_status|unset\n"},
+		{DrainOptions{Kind: Shutdown, PersistentDisk: 10}, "job_shutdown|unset\njob_check_status|unset\n"},
+		{DrainOptions{Kind: Shutdown, PersistentDisk: 10, NextPersistentDisk: &next},
+			"job_shutdown|{\"persistent_disk\":0}\njob_check_status|unset\n"},
+	} {
+		os.Remove(calls + "/j")
+		tt.o.Layout, tt.o.Wait = l, (&clock{}).wait
+		rep, err := Drain(context.Background(), tt.o)
+		if err != nil || rep.Err() != nil {
+			t.Fatal(err, rep.Err())
+		}
+		if got, _ := os.ReadFile(calls + "/j"); string(got) != tt.want {
+			t.Errorf("kind %d next %v: calls %q, want %q", tt.o.Kind, tt.o.NextPersistentDisk, got, tt.want)
+		}
+	}
+}
+
 func TestDrainShutdownAndBudget(t *testing.T) {
 	l := newRoot(t)
 	calls := t.TempDir()

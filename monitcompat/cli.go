@@ -110,6 +110,7 @@ func (c *CLI) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.Stderr, "monit: %v\n", err)
 		return 1
 	}
+	cfg = cfg.WithSystem(hostname()) // "all" includes monit's own system service
 	if syntax {
 		if len(cfg.Problems) > 0 {
 			for _, p := range cfg.Problems {
@@ -117,7 +118,7 @@ func (c *CLI) Run(ctx context.Context, args []string) int {
 			}
 			return 1
 		}
-		fmt.Fprintln(c.Stdout, "Control file syntax OK")
+		fmt.Fprintln(c.Stderr, "Control file syntax OK") // monit logs it, to stderr
 		return 0
 	}
 	if len(rest) == 0 {
@@ -200,6 +201,7 @@ func (c *CLI) command(ctx context.Context, cfg *monitrc.Config, group string, ar
 		}
 		return 0
 	case "reload":
+		fmt.Fprintln(c.Stderr, "Reinitializing monit daemon")
 		if err := c.Reload(ctx); err != nil {
 			fmt.Fprintf(c.Stderr, "monit: %v\n", err)
 			return 1

@@ -59,12 +59,12 @@ func TestCLI(t *testing.T) {
 		stdout, stderr string
 	}{
 		{[]string{"-V"}, 0, "This is Monit version 5.2.5\nCopyright (C) 2000-2011 Tildeslash Ltd. All Rights Reserved.\n", ""},
-		{[]string{"-t"}, 0, "Control file syntax OK\n", ""},
+		{[]string{"-t"}, 0, "", "Control file syntax OK\n"}, // monit logs it to stderr
 		{[]string{"bogus"}, 1, "", "monit: invalid argument -- bogus  (-h will show valid arguments)\n"},
 		{[]string{"start"}, 1, "", "monit: please specify the configured service name or 'all' after start\n"},
 		{[]string{"stop", "nope"}, 1, "", "monit: action failed -- There is no service by that name\n"},
 		{[]string{"-g", "nogroup", "stop"}, 0, "", ""},
-		{[]string{"reload", "gorouter-healthchecker"}, 0, "", ""},
+		{[]string{"reload", "gorouter-healthchecker"}, 0, "", "Reinitializing monit daemon\n"},
 	}
 	for _, tc := range tests {
 		code, out, errs := runCLI(t, root, tc.args...)

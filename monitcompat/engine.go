@@ -31,21 +31,16 @@ const (
 	Initializing = 2
 )
 
-// Event bits of monit's status bitmask (event.h).
-const (
-	EventConnection = 0x20
-	EventResource   = 0x2
-	EventTimeout    = 0x4
-	EventNonexist   = 0x200
-	EventExec       = 0x1000
-)
-
 // UnitStatus is one service at one moment.
 type UnitStatus struct {
-	Running     bool // the process (or file, host) exists
-	Monitor     int  // NotMonitored, Monitored or Initializing
-	Events      int  // failed event bits; 0 is healthy
-	Message     string
+	Running bool // the process (or file, host) exists
+	Monitor int  // NotMonitored, Monitored or Initializing
+	Events  int  // failed event bits; 0 is healthy
+	Hints   int  // of Events, those that are changes (monit's status_hint)
+	Message string
+	// Starts counts the processes started so far, automatic restarts
+	// included: the engine tells a restart after a crash from its own.
+	Starts      int
 	PID, PPID   int
 	Uptime      time.Duration
 	Children    int
@@ -55,7 +50,17 @@ type UnitStatus struct {
 	MemPctTotal float64
 	CPUPct      float64
 	CPUPctTotal float64
-	Collected   time.Time
+	// CPUTicks (the process) and CPUTicksTotal (with its descendants) are
+	// the CPU time used so far, for the cycle's percentages.
+	CPUTicks, CPUTicksTotal uint64
+	Collected               time.Time
+	// What the cycle last saw of the service's object: a file's, a
+	// directory's ... attributes; a system's figures; each connection
+	// test's result.
+	File   *FileInfo
+	System *SystemInfo
+	Ports  []PortResult
+	Pings  []PortResult // a remote host's ICMP tests
 }
 
 // Pending actions, as monit's XML numbers them.
@@ -102,24 +107,65 @@ var (
 	ErrPending   = errors.New("Other action already in progress -- please try again later")
 )
 
-// Engine runs monit's actions over a set of units, one action at a time in
-// the order they were posted, as monit's daemon loop does.
+// Engine is monit's daemon loop over a set of units: actions posted
+// through the HTTP API run one after another, then a cycle checks every
+// service (its tests, restart-rate rules, files and hosts), as monit
+// 5.2.5's validate does, every set daemon interval. Status reads never
+// wait for it.
 type Engine struct {
 	cfg         *monitrc.Config
 	units       map[string]Unit // by lower-cased name
+	opts        EngineOptions
 	started     time.Time
 	incarnation int64
-	queue       chan queued
-	// OnDone, if set, is called after each action with its outcome.
-	onDone func(service, action string, err error)
+	wake        chan struct{} // a token when an action was posted
+	// onDone, if set, is called after each action with its outcome.
+	onDone  func(service, action string, err error)
+	spawned sync.WaitGroup // the programs started without Options.Spawn
+	checked chan struct{}  // closed after the first cycle
 
 	mu      sync.Mutex
-	pending map[string]int // lower-cased name → pending action
+	pending map[string]int       // lower-cased name → pending action (one at a time, as monit's)
+	states  map[string]*svcState // lower-cased name → what the cycles keep
+	sysCPU  cpuTimes             // the machine's CPU times at the last cycle that read them
+	running map[int]bool         // the sessions of the programs spawned without Options.Spawn
 }
 
-type queued struct {
-	svc    *monitrc.Service
-	action int
+// EngineOptions are the engine's settings beside its configuration and
+// units. The zero value is usable.
+type EngineOptions struct {
+	Started     time.Time // when the daemon started
+	Incarnation int64     // when the configuration was read (epoch seconds)
+	// OnDone, if set, is called after each posted action with its outcome.
+	OnDone func(service, action string, err error)
+	// Alert, if set, receives each event a cycle handles (a test's
+	// failure or recovery, a restart-rate rule), as monit mails them. It
+	// must not block.
+	Alert func(Alert)
+	// Spawn, if set, runs an exec action's program (or a check's start or
+	// stop program) without waiting for it, and owns it; endOnFailure (a
+	// check's start program) asks that the session of a program that
+	// fails be ended (Running.Wait). Without it the engine spawns the
+	// program itself in a session of its own and Run waits for it before
+	// returning.
+	Spawn func(p *monitrc.Program, env []string, endOnFailure bool)
+	// Booting names the services the daemon starts now because they do
+	// not run, as monit's first cycle starts them: that first start counts
+	// as a restart for the restart-rate rules, as it does in monit.
+	Booting []string
+	// Host is the host name programs see in MONIT_HOST.
+	Host string
+	// OnChange, if set, is called after a cycle that changed a service's
+	// events, without a lock held; it must not block.
+	OnChange func()
+	// Booted, if set, holds the first cycle (and the actions posted
+	// meanwhile) until it is closed: the daemon closes it once it has
+	// started what it starts, so that the first cycle sees those starts,
+	// as monit's first cycle makes them.
+	Booted <-chan struct{}
+	// Stats, if set, fills a process's resource figures for a pid (for
+	// resource tests on a unit that does not fill them itself).
+	Stats func(pid int, st *UnitStatus)
 }
 
 // NewEngine returns an engine for cfg with a unit per service of cfg.
@@ -127,13 +173,54 @@ type queued struct {
 // epoch): it changes on every start and reload.
 func NewEngine(cfg *monitrc.Config, units map[string]Unit, started time.Time, incarnation int64,
 	onDone func(service, action string, err error)) *Engine {
+	return NewEngineWith(cfg, units, EngineOptions{Started: started, Incarnation: incarnation, OnDone: onDone})
+}
+
+// NewEngineWith returns an engine for cfg with a unit per service of cfg.
+func NewEngineWith(cfg *monitrc.Config, units map[string]Unit, o EngineOptions) *Engine {
+	if o.Host == "" {
+		o.Host = hostname()
+	}
+	cfg = cfg.WithSystem(o.Host)
 	low := map[string]Unit{}
 	for k, u := range units {
 		low[strings.ToLower(k)] = u
 	}
-	return &Engine{cfg: cfg, units: low, started: started, incarnation: incarnation,
-		queue: make(chan queued, 4096), pending: map[string]int{}, onDone: onDone}
+	for _, s := range cfg.Services {
+		if k := strings.ToLower(s.Name); low[k] == nil && s.Type == monitrc.TypeSystem {
+			low[k] = NewCheckUnit(s, true) // monit's own system service, when none is declared
+		}
+	}
+	e := &Engine{cfg: cfg, units: low, opts: o, started: o.Started, incarnation: o.Incarnation,
+		wake: make(chan struct{}, 1), pending: map[string]int{}, onDone: o.OnDone,
+		states: map[string]*svcState{}, running: map[int]bool{}, checked: make(chan struct{})}
+	for _, u := range low {
+		if cu, ok := u.(*CheckUnit); ok {
+			cu.mu.Lock()
+			cu.spawn = e.spawn
+			cu.mu.Unlock()
+		}
+	}
+	for _, s := range cfg.Services {
+		st := &svcState{init: true, events: map[string]*eventState{}}
+		if u := low[strings.ToLower(s.Name)]; u != nil {
+			st.lastStarts = u.Status().Starts
+		}
+		if s.Path != "" {
+			beginPath(s, st)
+		}
+		e.states[strings.ToLower(s.Name)] = st
+	}
+	for _, n := range o.Booting {
+		if st := e.states[strings.ToLower(n)]; st != nil {
+			st.booting = true
+		}
+	}
+	return e
 }
+
+// Checked is closed once the first cycle has checked every service.
+func (e *Engine) Checked() <-chan struct{} { return e.checked }
 
 // Config is the configuration the engine runs.
 func (e *Engine) Config() *monitrc.Config { return e.cfg }
@@ -157,8 +244,10 @@ func (e *Engine) Unit(name string) (Unit, bool) {
 	return u, ok
 }
 
-// Post queues action for the service and returns at once: the action runs
-// in Run. It fails with ErrNoService, ErrAction or ErrPending.
+// Post marks action pending for the service and returns at once: Run
+// wakes for it and runs it in its next cycle, at the service's turn (or at
+// once if it is asleep), as monit's daemon runs a scheduled action. It
+// fails with ErrNoService, ErrAction or ErrPending.
 func (e *Engine) Post(name, action string) error {
 	svc, ok := e.cfg.Lookup(name)
 	if !ok {
@@ -174,31 +263,12 @@ func (e *Engine) Post(name, action string) error {
 	if e.pending[key] != PendingNone {
 		return ErrPending
 	}
+	e.pending[key] = code
 	select {
-	case e.queue <- queued{svc: svc, action: code}:
-		e.pending[key] = code
-		return nil
-	default:
-		return ErrPending
+	case e.wake <- struct{}{}:
+	default: // woken already
 	}
-}
-
-// Run executes posted actions one after another until ctx is done.
-func (e *Engine) Run(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case q := <-e.queue:
-			err := e.Do(ctx, q.svc.Name, actionName(q.action))
-			e.mu.Lock()
-			delete(e.pending, strings.ToLower(q.svc.Name))
-			e.mu.Unlock()
-			if e.onDone != nil {
-				e.onDone(q.svc.Name, actionName(q.action), err)
-			}
-		}
-	}
+	return nil
 }
 
 // Do runs an action with monit's dependency cascade and returns once it is
@@ -209,11 +279,11 @@ func (e *Engine) Do(ctx context.Context, name, action string) error {
 	if !ok {
 		return ErrNoService
 	}
-	c := &cascade{e: e, ctx: ctx, done: map[*monitrc.Service]bool{}}
+	c := &cascade{e: e, ctx: ctx, done: map[*monitrc.Service]bool{}, verb: action}
 	switch action {
 	case "start":
-		if u := e.units[strings.ToLower(svc.Name)]; u != nil && u.Status().Running {
-			c.note(u.Monitor(ctx)) // running: only monitor it again
+		if u := e.units[strings.ToLower(svc.Name)]; u != nil && u.Status().Running && svc.Type == monitrc.TypeProcess {
+			c.unit(svc, func(u Unit) error { return u.Monitor(ctx) }) // running: only monitor it again
 			break
 		}
 		c.depend(svc, "stop")
@@ -244,6 +314,7 @@ type cascade struct {
 	ctx  context.Context
 	err  error
 	done map[*monitrc.Service]bool // started or monitored once already
+	verb string                    // the action the cascade runs
 }
 
 func (c *cascade) note(err error) bool {
@@ -253,12 +324,24 @@ func (c *cascade) note(err error) bool {
 	return err == nil
 }
 
+// unit applies f to s's unit, then brings what the cycles keep about s in
+// line: its starts are the engine's own (not a crash's restart), a service
+// no longer monitored forgets its events and counts (monit's
+// Util_monitorUnset), one monitored again is initializing until its next
+// check.
 func (c *cascade) unit(s *monitrc.Service, f func(Unit) error) bool {
 	u := c.e.units[strings.ToLower(s.Name)]
 	if u == nil {
 		return true
 	}
-	return c.note(f(u))
+	before := u.Status().Monitor
+	ok := c.note(f(u))
+	st := u.Status()
+	// A restart's stop keeps the events (monit's soft unmonitor); a stop
+	// or unmonitor forgets them.
+	forget := st.Monitor == NotMonitored && (c.verb == "stop" || c.verb == "unmonitor")
+	c.e.settle(s, st.Starts, before == NotMonitored && st.Monitor != NotMonitored, forget)
+	return ok
 }
 
 // up starts or monitors (verb) the prerequisites of s, then s, each service

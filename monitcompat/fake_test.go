@@ -2,6 +2,7 @@ package monitcompat
 
 import (
 	"context"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -40,7 +41,12 @@ func (u *fakeUnit) wait() {
 func (u *fakeUnit) Start(context.Context) error {
 	u.wait()
 	u.log.add("start:" + u.name)
-	u.set(UnitStatus{Running: true, Monitor: Monitored, PID: 100, PPID: 99, Uptime: 90 * time.Second})
+	u.mu.Lock()
+	starts := u.st.Starts + 1
+	u.mu.Unlock()
+	// A live pid (this test's): the engine looks at the process itself.
+	u.set(UnitStatus{Running: true, Monitor: Monitored, PID: os.Getpid(), PPID: os.Getppid(), Uptime: 90 * time.Second,
+		Starts: starts})
 	return nil
 }
 func (u *fakeUnit) Stop(context.Context) error {
@@ -84,7 +90,8 @@ func fixture(t *testing.T, src string) (*Engine, map[string]*fakeUnit, *callLog)
 		u := &fakeUnit{name: s.Name, log: log}
 		fakes[s.Name], units[s.Name] = u, u
 	}
-	return NewEngine(cfg, units, t0.Add(-(2*time.Hour + 13*time.Minute)), 1764464523, nil), fakes, log
+	return NewEngineWith(cfg, units, EngineOptions{Started: t0.Add(-(2*time.Hour + 13*time.Minute)),
+		Incarnation: 1764464523, Host: "f14a1f83-3dc9"}), fakes, log
 }
 
 const chain = `

@@ -44,12 +44,17 @@ check process a_service_name_that_is_quite_long with pidfile /p/x.pid
 	fakes["nfs_mounter"].set(UnitStatus{Running: true, Monitor: Monitored, Collected: t0})
 	fakes["a_service_name_that_is_quite_long"].set(UnitStatus{Monitor: Monitored, Events: EventNonexist,
 		Message: "process is not running", Collected: t0})
+	for _, st := range e.states {
+		st.init = false // as after a cycle
+	}
 	e.pending["lone"] = PendingStart
 	e.pending["a_service_name_that_is_quite_long"] = PendingRestart
 	return e
 }
 
-var goldenHost = Host{ID: "0123abcd", Hostname: "f14a1f83-3dc9", Now: t0}
+var goldenHost = Host{ID: "0123abcd", Hostname: "f14a1f83-3dc9", Now: t0,
+	Platform: &Platform{Name: "Linux", Release: "6.8.0-31-generic", Version: "#31-Ubuntu SMP", Machine: "x86_64",
+		CPUs: 2, MemKB: 8131212, SwapKB: 0}}
 
 func TestGoldenXML(t *testing.T) { golden(t, "status.xml", StatusXML(goldenEngine(t), goldenHost)) }
 func TestGoldenSummary(t *testing.T) {

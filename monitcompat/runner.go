@@ -57,9 +57,17 @@ func Env(svc *monitrc.Service, host, event, desc string, pid int) []string {
 	return env
 }
 
+// Running is a program Spawn started: the leader of a session of its own
+// (its pid is the session's id). Done receives its end once (nil on exit
+// 0); whatever it left in its session lives on until EndSession.
+type Running struct {
+	PID  int
+	Done <-chan error
+}
+
 // Spawn starts p without a shell, in a new session, with stdio on
-// /dev/null; a goroutine reaps it and sends its error (nil on exit 0).
-func Spawn(p *monitrc.Program, env []string) (<-chan error, error) {
+// /dev/null; a goroutine reaps it and sends its end on Done.
+func Spawn(p *monitrc.Program, env []string) (*Running, error) {
 	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
 	cmd.Env = env
 	cmd.Dir = "/"
@@ -74,7 +82,45 @@ func Spawn(p *monitrc.Program, env []string) (<-chan error, error) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	return done, nil
+	return &Running{PID: cmd.Process.Pid, Done: done}, nil
+}
+
+// Wait returns the program's end, once it has ended or ctx is done (then
+// its session is ended first). With endOnFailure (a check's start
+// program) a program that fails has its session ended too, so that what
+// it left behind does not pile up at every retry; a program that exits 0
+// keeps what it started.
+func (r *Running) Wait(ctx context.Context, endOnFailure bool) error {
+	var err error
+	select {
+	case err = <-r.Done:
+	case <-ctx.Done():
+		EndSession(r.PID, 0)
+		err = <-r.Done
+	}
+	if err != nil && endOnFailure {
+		EndSession(r.PID, 0)
+	}
+	return err
+}
+
+// EndSession kills (SIGKILL) every process left in the session sid, the
+// session of a program Spawn started, except keep (the service's own
+// process, 0 for none). A session id is not reused while one of its
+// members lives, so nothing outside it is hit.
+func EndSession(sid, keep int) {
+	if sid <= 1 {
+		return
+	}
+	snap, err := procstat.Scan()
+	if err != nil {
+		return
+	}
+	for _, pid := range snap.InSession(sid) {
+		if pid != keep && pid != os.Getpid() {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+	}
 }
 
 func credential(p *monitrc.Program) (*syscall.Credential, error) {
@@ -83,26 +129,54 @@ func credential(p *monitrc.Program) (*syscall.Credential, error) {
 	}
 	c := &syscall.Credential{Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid())}
 	if p.UID != "" {
-		u, err := user.Lookup(p.UID)
+		uid, gid, err := lookupUser(p.UID)
 		if err != nil {
-			return nil, fmt.Errorf("uid %s: %w", p.UID, err)
+			return nil, err
 		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		c.Uid, c.Gid = uint32(uid), uint32(gid)
+		c.Uid, c.Gid = uid, gid
 	}
 	if p.GID != "" {
-		g, err := user.LookupGroup(p.GID)
+		gid, err := lookupGroup(p.GID)
 		if err != nil {
-			return nil, fmt.Errorf("gid %s: %w", p.GID, err)
+			return nil, err
 		}
-		gid, _ := strconv.Atoi(g.Gid)
-		c.Gid = uint32(gid)
+		c.Gid = gid
 	}
 	if int(c.Uid) == os.Getuid() && int(c.Gid) == os.Getgid() {
 		return nil, nil
 	}
 	return c, nil
+}
+
+// lookupUser returns the uid and primary group of a user given by name or
+// number (monit takes both: as uid vcap, as uid 1000).
+func lookupUser(name string) (uid, gid uint32, err error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		if n, nerr := strconv.ParseUint(name, 10, 32); nerr == nil {
+			if u, err = user.LookupId(name); err != nil {
+				return uint32(n), uint32(os.Getgid()), nil // a uid without a passwd entry
+			}
+		} else {
+			return 0, 0, fmt.Errorf("uid %s: %w", name, err)
+		}
+	}
+	id, _ := strconv.ParseUint(u.Uid, 10, 32)
+	g, _ := strconv.ParseUint(u.Gid, 10, 32)
+	return uint32(id), uint32(g), nil
+}
+
+// lookupGroup returns the gid of a group given by name or number.
+func lookupGroup(name string) (uint32, error) {
+	if n, err := strconv.ParseUint(name, 10, 32); err == nil {
+		return uint32(n), nil
+	}
+	g, err := user.LookupGroup(name)
+	if err != nil {
+		return 0, fmt.Errorf("gid %s: %w", name, err)
+	}
+	id, _ := strconv.ParseUint(g.Gid, 10, 32)
+	return uint32(id), nil
 }
 
 // Start runs the start program unless the pid file already names a live
@@ -118,11 +192,11 @@ func (r *ProgramRunner) Start(ctx context.Context) (supervise.Process, error) {
 	if r.Service.Start == nil {
 		return nil, errors.New("no start program")
 	}
-	done, err := Spawn(r.Service.Start, Env(r.Service, r.Host, "Started", "start", 0))
+	run, err := Spawn(r.Service.Start, Env(r.Service, r.Host, "Started", "start", 0))
 	if err != nil {
 		return nil, err
 	}
-	go p.await(ctx, done, r.Service.Start.Timeout)
+	go p.await(ctx, run, r.Service.Start.Timeout)
 	return p, nil
 }
 
@@ -152,12 +226,21 @@ func (p *pidProcess) exit(e supervise.Exit) {
 	close(p.events)
 }
 
-// await waits for the pid file to name a live process.
-func (p *pidProcess) await(ctx context.Context, done <-chan error, timeout time.Duration) {
+// await waits for the pid file to name a live process, up to the start
+// timeout, as monit does: the start program's exit status does not count
+// (a program that fails but leaves the process running has started it).
+// A start that fails ends the start program's session, so that what it
+// left behind does not pile up at every retry.
+func (p *pidProcess) await(ctx context.Context, run *Running, timeout time.Duration) {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(pidFilePoll)
 	defer tick.Stop()
+	done, status := run.Done, "still running"
+	fail := func(why string) {
+		EndSession(run.PID, 0)
+		p.exit(supervise.Exit{Err: why})
+	}
 	for {
 		if pid, fd, ok := livePid(p.r.Service.PidFile); ok {
 			p.mu.Lock()
@@ -168,20 +251,20 @@ func (p *pidProcess) await(ctx context.Context, done <-chan error, timeout time.
 		}
 		select {
 		case err := <-done:
-			done = nil
+			done, status = nil, "exited 0"
 			if err != nil {
-				p.exit(supervise.Exit{Err: fmt.Sprintf("start program: %v", err)})
-				return
+				status = err.Error()
 			}
 		case <-tick.C:
 		case <-deadline.C:
-			p.exit(supervise.Exit{Err: fmt.Sprintf("no process in %s after %s", p.r.Service.PidFile, timeout)})
+			fail(fmt.Sprintf("no process in %s after %s (start program: %s)",
+				p.r.Service.PidFile, timeout, status))
 			return
 		case <-p.quit:
-			p.exit(supervise.Exit{Err: "stopped before it ran"})
+			fail("stopped before it ran")
 			return
 		case <-ctx.Done():
-			p.exit(supervise.Exit{Err: "supervisor ended"})
+			fail("supervisor ended")
 			return
 		}
 	}
@@ -209,7 +292,9 @@ func (p *pidProcess) watch() {
 func (p *pidProcess) Signal(sig syscall.Signal) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if sig == syscall.SIGTERM && !p.stopRan && p.r.Service.Stop != nil {
+	// The stop program runs only for a process that runs (monit's do_stop):
+	// one still starting is ended by Kill.
+	if sig == syscall.SIGTERM && !p.stopRan && p.r.Service.Stop != nil && p.pid != 0 {
 		p.stopRan = true
 		_, err := Spawn(p.r.Service.Stop, Env(p.r.Service, p.r.Host, "Stopped", "stop", p.pid))
 		return err
@@ -239,6 +324,16 @@ func (p *pidProcess) Kill() error {
 
 // ForceKill is Kill again: the process is not our child.
 func (p *pidProcess) ForceKill() error { return p.Kill() }
+
+// Alive reports whether the pid file at path names a live process (one
+// Start would adopt instead of running the start program).
+func Alive(path string) bool {
+	_, fd, ok := livePid(path)
+	if ok {
+		unix.Close(fd)
+	}
+	return ok
+}
 
 // livePid reads a pid file and opens a pidfd on the process it names. The
 // process's start time is read before and after opening the pidfd: if it

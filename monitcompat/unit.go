@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/vigil-bosh/vigil/supervise"
@@ -17,6 +18,13 @@ type SupervisorUnit struct {
 	StopTimeout  time.Duration // how long a stop may take; zero means 60s
 	// Stats, if set, fills in memory and cpu figures for a running pid.
 	Stats func(pid int, st *UnitStatus)
+	// Passive: the supervisor never restarts the process (monit's mode
+	// passive, or an "if not exist" test whose action is not a restart):
+	// it is monitored until stopped or unmonitored, and a process that is
+	// not running does not exist (rather than failed to start).
+	Passive bool
+
+	stopped atomic.Bool // stopped on request (Passive: no longer monitored)
 }
 
 var _ Unit = (*SupervisorUnit)(nil)
@@ -49,6 +57,7 @@ func (u *SupervisorUnit) Monitor(ctx context.Context) error {
 }
 
 func (u *SupervisorUnit) up(ctx context.Context, v supervise.Verb) error {
+	u.stopped.Store(false)
 	st, err := u.do(ctx, v, orDefault(u.StartTimeout, 30*time.Second))
 	if err != nil {
 		return err
@@ -65,6 +74,7 @@ func (u *SupervisorUnit) up(ctx context.Context, v supervise.Verb) error {
 
 // Stop stops the process and waits until it is gone.
 func (u *SupervisorUnit) Stop(ctx context.Context) error {
+	u.stopped.Store(true)
 	st, err := u.do(ctx, supervise.VerbStop, orDefault(u.StopTimeout, 60*time.Second))
 	if err != nil {
 		return err
@@ -83,34 +93,47 @@ func (u *SupervisorUnit) Unmonitor(ctx context.Context) error {
 
 // Status maps the supervisor's snapshot onto monit's fields.
 func (u *SupervisorUnit) Status() UnitStatus {
-	return MapStatus(u.Sup.Status(), time.Now(), u.Stats)
+	s := u.Sup.Status()
+	st := MapStatus(s, time.Now(), u.Stats)
+	if u.Passive && !s.Unmonitored && !u.stopped.Load() {
+		st.Monitor = Monitored
+		if !st.Running {
+			st.Events, st.Message = EventNonexist, "process is not running"
+		}
+	}
+	return st
 }
 
 // MapStatus maps a supervisor's status onto monit's fields.
 func MapStatus(s supervise.Status, now time.Time, stats func(int, *UnitStatus)) UnitStatus {
 	var st UnitStatus
 	st.Running = (s.PID != 0 || s.ExecPID != 0) && (s.State == supervise.Running || s.State == supervise.Stopping)
+	// A start that failed (the process never ran) is monit's "Execution
+	// failed" until a start succeeds, through the retries.
+	startFailed := s.LastExit != nil && s.LastExit.Err != "" && (s.State == supervise.Starting || s.State == supervise.Backoff)
 	switch {
 	case s.Unmonitored || !s.WantUp:
 		st.Monitor = NotMonitored
-	case s.State == supervise.Starting:
+	case s.State == supervise.Starting && !startFailed:
 		st.Monitor = Initializing
 	default:
 		st.Monitor = Monitored
 	}
 	if st.Monitor != NotMonitored {
-		switch s.State {
-		case supervise.Backoff:
+		switch {
+		case startFailed:
+			st.Events, st.Message = EventExec|EventNonexist, "failed to start"
+		case s.State == supervise.Backoff:
 			st.Events, st.Message = EventNonexist, "process is not running"
 			if s.LastExit != nil && s.LastExit.OOM { // the agent's logs say why
 				st.Message += ": " + s.LastExit.String()
 			}
-		case supervise.Failed:
+		case s.State == supervise.Failed:
 			st.Events, st.Message = EventExec, "failed to start"
 			if s.LastExit != nil {
 				st.Message = s.LastExit.String()
 			}
-		case supervise.Running:
+		case s.State == supervise.Running:
 			st.Events, st.Message = probeEvents(s.Probes)
 		}
 	}
@@ -125,6 +148,7 @@ func MapStatus(s supervise.Status, now time.Time, stats func(int, *UnitStatus)) 
 			stats(st.PID, &st)
 		}
 	}
+	st.Starts = s.Gen
 	st.Collected = now
 	return st
 }

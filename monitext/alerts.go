@@ -54,12 +54,10 @@ func (x *Extension) setAlerter(ctx context.Context, cfg *monitrc.Config) {
 	a.cur.Store(al)
 }
 
-// alert runs on a supervisor's goroutine after each change: an exit
-// of a supervised service is monit's "Does not exist" (or the failed test's
-// event when a test restarted it), a start given up on its "Execution
-// failed", a test with an alert action failing "Connection failed" or
-// "Resource limit matched" and passing again the matching "succeeded". It
-// never blocks.
+// alert runs on a supervisor's goroutine after each change: an exit of a
+// supervised service that is restarted is monit's "Does not exist", a
+// start given up on its "Execution failed". (The events of the tests are
+// the engine's, which mails them itself: see send.) It never blocks.
 func (x *Extension) alert(st supervise.Status) {
 	al := x.alerts.cur.Load()
 	cur := x.cur.Load()
@@ -81,23 +79,8 @@ func (x *Extension) alert(st supervise.Status) {
 	switch {
 	case !seen:
 	case st.Restarts > prev.Restarts:
-		if p, ok := failing(prev, supervise.Liveness); ok { // restarted by a failed test
-			al.Send(monitcompat.Alert{Service: name, Event: testEvent(p.Message, true), Action: "restart",
-				Description: p.Message})
-			break
-		}
 		al.Send(monitcompat.Alert{Service: name, Event: "Does not exist", Action: "restart",
 			Description: "process is not running"})
-	case st.State == supervise.Running && prev.Ready && !st.Ready:
-		if p, ok := failing(st, supervise.Readiness); ok {
-			al.Send(monitcompat.Alert{Service: name, Event: testEvent(p.Message, true), Action: "alert",
-				Description: p.Message})
-		}
-	case st.State == supervise.Running && !prev.Ready && st.Ready:
-		if p, ok := failing(prev, supervise.Readiness); ok {
-			al.Send(monitcompat.Alert{Service: name, Event: testEvent(p.Message, false), Action: "alert",
-				Description: "the test succeeded again"})
-		}
 	case st.State == supervise.Failed && prev.State != supervise.Failed:
 		desc := "failed to start"
 		if st.LastExit != nil {
@@ -107,27 +90,10 @@ func (x *Extension) alert(st supervise.Status) {
 	}
 }
 
-// failing returns st's latest result of the probe in role when it failed.
-func failing(st supervise.Status, role supervise.ProbeRole) (supervise.ProbeResult, bool) {
-	for _, p := range st.Probes {
-		if p.Role == role && !p.OK {
-			return p, true
-		}
+// send mails an alert of the engine's when the control files name a mail
+// server; it never blocks.
+func (x *Extension) send(a monitcompat.Alert) {
+	if al := x.alerts.cur.Load(); al != nil {
+		al.Send(a)
 	}
-	return supervise.ProbeResult{}, false
-}
-
-// testEvent is monit's event for a test that failed (or succeeded again),
-// told apart by the message of the failed check.
-func testEvent(msg string, failed bool) string {
-	resource := strings.Contains(msg, monitcompat.ResourceFailure)
-	switch {
-	case resource && failed:
-		return "Resource limit matched"
-	case resource:
-		return "Resource limit succeeded"
-	case failed:
-		return "Connection failed"
-	}
-	return "Connection succeeded"
 }

@@ -3,22 +3,28 @@ package monitext
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
+	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vigil-bosh/vigil/monitcompat"
+	"github.com/vigil-bosh/vigil/monitrc"
 )
 
 // buildEngine makes the monit engine for a load, over the daemon's
-// supervisors. The flag-only units of unchanged checks are kept.
-func (x *Extension) buildEngine(l *load, old *monitcompat.Engine) *monitcompat.Engine {
+// supervisors; the engine's cycles check the other services (files, hosts,
+// the system) through check units, kept from the engine before while
+// their service is unchanged. Its first cycle waits for booted.
+func (x *Extension) buildEngine(l *load, old *monitcompat.Engine, booted <-chan struct{}) *monitcompat.Engine {
 	units := map[string]monitcompat.Unit{}
 	for _, s := range l.cfg.Services {
 		key := strings.ToLower(s.Name)
 		if id, ok := l.ids[key]; ok {
 			if sup, ok := x.host.Supervisor(id); ok {
-				u := &monitcompat.SupervisorUnit{Sup: sup, Stats: x.stats}
+				u := &monitcompat.SupervisorUnit{Sup: sup, Stats: x.stats, Passive: passive(s)}
 				if s.Start != nil {
 					u.StartTimeout = s.Start.Timeout
 				}
@@ -31,13 +37,15 @@ func (x *Extension) buildEngine(l *load, old *monitcompat.Engine) *monitcompat.E
 		}
 		if old != nil {
 			if u, ok := old.Unit(s.Name); ok {
-				if fu, ok := u.(*monitcompat.FlagUnit); ok {
-					units[s.Name] = fu
-					continue
+				if was, ok := old.Config().Lookup(s.Name); ok && sameService(was, s) {
+					if cu, ok := u.(*monitcompat.CheckUnit); ok {
+						units[s.Name] = cu
+						continue
+					}
 				}
 			}
 		}
-		units[s.Name] = monitcompat.NewFlagUnit()
+		units[s.Name] = monitcompat.NewCheckUnit(s, !l.unmonitored[key] && s.Mode != "manual")
 	}
 	inc := time.Now().Unix()
 	last := x.state.load().Incarnation
@@ -47,7 +55,17 @@ func (x *Extension) buildEngine(l *load, old *monitcompat.Engine) *monitcompat.E
 	if inc <= last {
 		inc = last + 1 // the agent waits for a different one
 	}
-	return monitcompat.NewEngine(l.cfg, units, x.host.Started(), inc, x.actionDone)
+	return monitcompat.NewEngineWith(l.cfg, units, monitcompat.EngineOptions{Started: x.host.Started(),
+		Incarnation: inc, OnDone: x.actionDone, Alert: x.send, Spawn: x.programs.run, Booting: l.booting,
+		Host: hostname(), Stats: x.stats, Booted: booted, OnChange: x.host.Changed})
+}
+
+// sameService reports whether a service is unchanged, apart from where it
+// was written.
+func sameService(a, b *monitrc.Service) bool {
+	x, y := *a, *b
+	x.File, x.Line, y.File, y.Line = "", 0, "", 0
+	return reflect.DeepEqual(x, y)
 }
 
 // actionDone runs after each monit action: the not-monitored set is saved
@@ -100,7 +118,8 @@ func (x *Extension) serve(ctx context.Context, e *monitcompat.Engine) error {
 }
 
 // stats fills in monit's memory figures (resident set of the process, and
-// of it with its descendants) from the daemon's shared pass over /proc.
+// of it with its descendants) and CPU times from the daemon's shared pass
+// over /proc.
 // Figures that cannot be read are zero.
 func (x *Extension) stats(pid int, st *monitcompat.UnitStatus) {
 	m, ok := x.host.Usage.Memory(pid)
@@ -108,8 +127,35 @@ func (x *Extension) stats(pid int, st *monitcompat.UnitStatus) {
 		return
 	}
 	st.MemKB, st.MemKBTotal, st.Children = m.OwnBytes/1024, m.TreeBytes/1024, m.Children
+	st.CPUTicks, st.CPUTicksTotal = m.OwnTicks, m.TreeTicks
 	if m.TotalBytes > 0 {
 		st.MemPct = 100 * float64(st.MemKB) / float64(m.TotalBytes/1024)
 		st.MemPctTotal = 100 * float64(st.MemKBTotal) / float64(m.TotalBytes/1024)
 	}
+}
+
+// programs runs the engines' programs (exec actions, checks' start and
+// stop programs), each in a session of its own, owned by the extension:
+// bounded by the ctx of Apply (the session is ended then), ended as it
+// fails when endOnFailure (monitcompat.Running.Wait) and waited for by
+// Wait. run never blocks.
+type programs struct {
+	ctx context.Context
+	log *slog.Logger
+	wg  sync.WaitGroup
+}
+
+func (ps *programs) run(p *monitrc.Program, env []string, endOnFailure bool) {
+	run, err := monitcompat.Spawn(p, env)
+	if err != nil {
+		ps.log.Error("monit program", "program", p.Argv[0], "error", err)
+		return
+	}
+	ps.log.Info("monit program", "program", p.Argv[0], "pid", run.PID)
+	ctx := ps.ctx
+	ps.wg.Go(func() {
+		if err := run.Wait(ctx, endOnFailure); err != nil {
+			ps.log.Warn("monit program", "program", p.Argv[0], "error", err)
+		}
+	})
 }

@@ -2,17 +2,18 @@
 // hosts: at each reload it reads the monit control files the BOSH agent
 // installs, says what runs (the bpm processes that check processes start
 // through the bpm shim, and the other check processes, run monit's way),
-// lays monit's tests onto those supervisors as probes and restart limits,
-// orders their starts by `depends on`, and after the reload puts a monit
-// engine in force over them, with the agent's HTTP API, alert mails and
-// the not-monitored set it persists (monit.state). Without control files
-// it adds nothing.
+// sets those supervisors' restarts to monit's pace, orders their starts by
+// `depends on`, and after the reload puts a monit engine in force over
+// them (which runs monit's cycles: the tests, the restart-rate rules, the
+// file, host and system checks), with the agent's HTTP API, alert mails and
+// what it persists (monit.state). Without control files it adds nothing.
 package monitext
 
 import (
 	"context"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/monitcompat"
+	"github.com/vigil-bosh/vigil/monitrc"
 	"github.com/vigil-bosh/vigil/supervise"
 )
 
@@ -59,8 +61,11 @@ type Extension struct {
 	// engines never act at once), and the HTTP API, started once.
 	engine     atomic.Pointer[monitcompat.Engine]
 	engineStop func()
+	booted     chan struct{} // held by the engine in force until Settled closes it
+	settled    bool          // a Settled has run: the daemon's first load is behind
 	srv        *monitcompat.Server
 	srvDone    chan error
+	programs   programs // the engines' programs, ended and waited for by Wait
 	alerts     alertState
 }
 
@@ -74,7 +79,11 @@ func New(h Host) *Extension {
 // runs as it is, and the daemon remembers operators' stops itself; with
 // them monit.state does.
 func (x *Extension) Load(bpm []supervise.ID) (active bool, problems []control.Problem) {
-	l, problems := read(x.host.Layout)
+	since := monitrc.Since{Owners: x.state.load().Owners}
+	if cur := x.cur.Load(); cur != nil {
+		since.Previous = cur.cfg
+	}
+	l, problems := read(x.host.Layout, since)
 	if l != nil {
 		problems = append(problems, l.checkBPM(bpm)...)
 		l.unmonitored = x.state.unmonitored()
@@ -111,22 +120,36 @@ func (x *Extension) Configure(id supervise.ID, cfg *supervise.Config) (unmonitor
 	if l == nil {
 		return false
 	}
-	if svc := l.programs[id]; svc != nil {
+	svc := l.programs[id]
+	if svc != nil {
 		r := &monitcompat.ProgramRunner{Service: svc, Host: hostname()}
 		cfg.Runner, cfg.Timing = r, r.Timing(cfg.Timing)
 	}
-	x.withTests(l, id, cfg)
-	return l.unmonitored[strings.ToLower(l.serviceOf(id))] || l.mode(id) == "manual"
+	withTiming(l, id, cfg)
+	name := l.serviceOf(id)
+	unmonitored = l.unmonitored[strings.ToLower(name)] || l.mode(id) == "manual"
+	// Started now because it does not run, as monit's first cycle would:
+	// the engine counts that start for the restart-rate rules.
+	adopted := cfg.Adopt != nil || (svc != nil && monitcompat.Alive(svc.PidFile))
+	if s, ok := l.cfg.Lookup(name); ok && !unmonitored && !passive(s) && !adopted {
+		l.booting = append(l.booting, name)
+	}
+	return unmonitored
 }
 
 // Waves splits the processes a reload starts by `depends on`: a service
 // starts once everything it depends on has, as monit starts prerequisites
-// first. Without control files all start in one wave.
+// first. A service monit would not start when it does not run (mode
+// passive, an "if not exist" test without a restart) is not started. Without
+// control files all start in one wave.
 func (x *Extension) Waves(ids []supervise.ID) [][]supervise.ID {
 	if x.next == nil {
 		return [][]supervise.ID{ids}
 	}
-	return x.next.waves(ids)
+	return x.next.waves(slices.DeleteFunc(slices.Clone(ids), func(id supervise.ID) bool {
+		s, ok := x.next.cfg.Lookup(x.next.serviceOf(id))
+		return ok && passive(s)
+	}))
 }
 
 // Apply puts the load read last in force once the reload's supervisors
@@ -145,7 +168,9 @@ func (x *Extension) Apply(ctx context.Context) error {
 		return nil
 	}
 	x.setAlerter(ctx, l.cfg)
-	e := x.buildEngine(l, x.engine.Load())
+	x.programs.ctx, x.programs.log = ctx, x.host.Log
+	x.booted = make(chan struct{})
+	e := x.buildEngine(l, x.engine.Load(), x.booted)
 	ectx, cancel := context.WithCancel(ctx)
 	ran := make(chan struct{})
 	go func() { defer close(ran); e.Run(ectx) }()
@@ -154,11 +179,33 @@ func (x *Extension) Apply(ctx context.Context) error {
 	// Record the incarnation now; the not-monitored set stays as it was
 	// until the first action (the new services have not started yet).
 	st := x.state.load()
-	st.Incarnation = e.Incarnation()
+	st.Incarnation, st.Owners = e.Incarnation(), owners(l.cfg)
 	if err := x.state.save(st); err != nil {
 		x.host.Log.Error("monit state", "error", err)
 	}
 	return x.serve(ctx, e)
+}
+
+// Settled says the reload's starts have settled: the engine's first cycle
+// runs now (seeing them, as monit's first cycle makes them). At the
+// daemon's first load Settled returns once that cycle has run (the daemon
+// is ready then), or once ctx is done; at a later reload it returns at
+// once, as monit's reload does not wait for a cycle (one held up by its
+// hosts' timeouts would hold up "monit reload").
+func (x *Extension) Settled(ctx context.Context) {
+	if x.booted == nil {
+		return
+	}
+	close(x.booted)
+	x.booted = nil
+	first := !x.settled
+	x.settled = true
+	if e := x.engine.Load(); e != nil && first {
+		select {
+		case <-e.Checked():
+		case <-ctx.Done():
+		}
+	}
 }
 
 // Stop ends the engine in force: no monit action runs once it returns.
@@ -170,8 +217,10 @@ func (x *Extension) Stop() {
 }
 
 // Wait returns once the HTTP API has ended (after the ctx given to Apply
-// is done) with its error; at once without one.
+// is done) with its error, and the engines' programs have ended (their
+// sessions are killed then).
 func (x *Extension) Wait() error {
+	x.programs.wg.Wait()
 	if x.srvDone == nil {
 		return nil
 	}

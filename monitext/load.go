@@ -29,6 +29,9 @@ type load struct {
 	run []supervise.ID
 	// unmonitored holds the lower-cased names monit.state recorded.
 	unmonitored map[string]bool
+	// booting names the services Configure saw started because they do
+	// not run.
+	booting []string
 }
 
 // fileJob names the job a control file belongs to: ROOT/jobs/JOB/monit,
@@ -38,16 +41,14 @@ func fileJob(path string) string {
 	if base == "monit" || strings.HasSuffix(base, ".monit") {
 		return filepath.Base(filepath.Dir(path))
 	}
-	name := strings.TrimSuffix(base, ".monitrc")
-	if len(name) > 4 && name[4] == '_' && strings.Trim(name[:4], "0123456789") == "" {
-		return name[5:] // the agent's NNNN_ prefix
-	}
-	return name
+	return monitrc.TrimAgentNumber(strings.TrimSuffix(base, ".monitrc"))
 }
 
-// read reads the control files. It returns nil when there are none.
-func read(l boshpath.Layout) (*load, []control.Problem) {
-	cfg, found, err := monitrc.Load(l.Root())
+// read reads the control files after since (what was in force: two files
+// defining one name keep the definition that ran). It returns nil when
+// there are none.
+func read(l boshpath.Layout, since monitrc.Since) (*load, []control.Problem) {
+	cfg, found, err := monitrc.LoadSince(l.Root(), since)
 	if err != nil {
 		return nil, []control.Problem{{Severity: "error", Message: err.Error()}}
 	}
@@ -79,14 +80,6 @@ func read(l boshpath.Layout) (*load, []control.Problem) {
 			continue
 		}
 		m.programs[id], m.ids[key] = s, id
-	}
-	for _, s := range cfg.Services {
-		for _, t := range s.Tests {
-			if (t.Kind == monitrc.TestConnection || t.Kind == monitrc.TestResource) && !t.Enforced() {
-				probs = append(probs, control.Problem{Severity: "warning", File: s.File, Line: t.Line,
-					Message: fmt.Sprintf("service %s: test 'if %s' is parsed but not yet enforced", s.Name, t.Text)})
-			}
-		}
 	}
 	return m, probs
 }

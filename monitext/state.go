@@ -12,6 +12,7 @@ import (
 	"github.com/vigil-bosh/vigil/atomicfile"
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/monitcompat"
+	"github.com/vigil-bosh/vigil/monitrc"
 )
 
 // monitState is what survives a daemon restart, as monit's state file:
@@ -22,6 +23,21 @@ type monitState struct {
 	// even when it starts within the same second (the agent waits for a
 	// new one after killing and restarting monit).
 	Incarnation int64 `json:"incarnation,omitempty"`
+	// Owners maps each service name in force (lower-cased) to the control
+	// file that defines it: when two files define one name, the next
+	// daemon keeps the definition that ran (monitrc.LoadSince).
+	Owners map[string]string `json:"owners,omitempty"`
+}
+
+// owners maps each service of cfg (lower-cased) to its file.
+func owners(cfg *monitrc.Config) map[string]string {
+	out := map[string]string{}
+	for _, s := range cfg.Services {
+		if s.File != "" {
+			out[strings.ToLower(s.Name)] = s.File
+		}
+	}
+	return out
 }
 
 func monitStatePath(l boshpath.Layout) string {
@@ -59,7 +75,7 @@ func (f stateFile) unmonitored() map[string]bool {
 
 // write records the services of e that are not monitored.
 func (f stateFile) write(e *monitcompat.Engine) error {
-	st := monitState{Incarnation: e.Incarnation()}
+	st := monitState{Incarnation: e.Incarnation(), Owners: owners(e.Config())}
 	for _, s := range e.Config().Services {
 		if u, ok := e.Unit(s.Name); ok && u.Status().Monitor == monitcompat.NotMonitored {
 			st.Unmonitored = append(st.Unmonitored, s.Name)

@@ -15,10 +15,11 @@ const (
 )
 
 type token struct {
-	kind tokKind
-	text string // as written (without quotes or braces)
-	low  string // lower-cased text, for keyword matching
-	line int
+	kind  tokKind
+	text  string // as written (without quotes or braces)
+	low   string // lower-cased text, for keyword matching
+	line  int
+	quote byte // the quote of a string: '"' or '\''
 }
 
 // noise tells monit's filler words (l.l): they may appear anywhere and mean
@@ -51,13 +52,14 @@ func lex(file string, src []byte) ([]token, error) {
 				i++
 			}
 		case c == '"' || c == '\'':
-			end := strings.IndexByte(s[i+1:], c)
-			if end < 0 {
+			// A string ends on its line: one that runs on is unterminated,
+			// reported where it starts (monit reads on to the next quote).
+			end := strings.IndexAny(s[i+1:], string(c)+"\n")
+			if end < 0 || s[i+1+end] == '\n' {
 				return nil, &Error{File: file, Line: line, Msg: "unterminated string"}
 			}
 			text := s[i+1 : i+1+end]
-			out = append(out, token{kind: tString, text: text, low: strings.ToLower(text), line: line})
-			line += strings.Count(text, "\n")
+			out = append(out, token{kind: tString, text: text, low: strings.ToLower(text), line: line, quote: c})
 			i += end + 2
 		case c == '{':
 			end := strings.IndexByte(s[i+1:], '}')

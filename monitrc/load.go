@@ -60,10 +60,41 @@ func (p Paths) mapProgram(prog *Program) {
 // stemcell's httpd settings. found is false when there is no control file
 // at all. Problems in single files are in Config.Problems; err is set only
 // when the main control file exists but cannot be read.
-func Load(root string) (cfg *Config, found bool, err error) {
+func Load(root string) (cfg *Config, found bool, err error) { return LoadSince(root, Since{}) }
+
+// Since is what was in force before a load: it decides which of two
+// definitions of one name stays when control files conflict, and what a
+// file that became invalid is replaced with.
+type Since struct {
+	// Previous is the configuration in force (a reload), or nil.
+	Previous *Config
+	// Owners maps a lower-cased service name to the file that defined it
+	// when it was last in force, for a fresh start that has no Previous
+	// (the daemon keeps it across restarts). Previous's services count
+	// first.
+	Owners map[string]string
+}
+
+// owner returns the file that defined name when it was last in force.
+func (s Since) owner(name string) string {
+	if s.Previous != nil {
+		if svc, ok := s.Previous.Lookup(name); ok {
+			return svc.File
+		}
+	}
+	return s.Owners[strings.ToLower(name)]
+}
+
+// LoadSince is Load after since. When two files define the same service
+// name, the file that introduces the conflict is refused (all its
+// services, with a problem at its own check line) and the definition in
+// force stays: the one in the file that defined the name before, else (a
+// fresh start without owners) the first in monit's order. A file that was
+// in force and no longer loads keeps its previous services, with a problem.
+func LoadSince(root string, since Since) (cfg *Config, found bool, err error) {
 	p := Paths{Root: root}
 	if _, serr := os.Stat(p.Monitrc()); serr == nil {
-		cfg, err := LoadFile(p.Monitrc(), root)
+		cfg, err := loadFile(p.Monitrc(), root, since)
 		return cfg, err == nil, err
 	}
 	var files []string
@@ -80,7 +111,7 @@ func Load(root string) (cfg *Config, found bool, err error) {
 	if len(files) == 0 {
 		return nil, false, nil
 	}
-	l := &loader{paths: p, cfg: &Config{Cycle: DefaultCycle}}
+	l := &loader{paths: p, cfg: &Config{Cycle: DefaultCycle}, since: since}
 	l.cfg.HTTPD = &HTTPD{Port: 2822, Address: "127.0.0.1", Cleartext: []string{p.UserFile()}}
 	for _, f := range files {
 		l.file(f, 0)
@@ -91,11 +122,13 @@ func Load(root string) (cfg *Config, found bool, err error) {
 
 // LoadFile reads the control file at path and everything it includes.
 // Paths written for /var/vcap are mapped under root.
-func LoadFile(path, root string) (*Config, error) {
+func LoadFile(path, root string) (*Config, error) { return loadFile(path, root, Since{}) }
+
+func loadFile(path, root string, since Since) (*Config, error) {
 	if _, err := os.ReadFile(path); err != nil {
 		return nil, fmt.Errorf("read control file: %w", err)
 	}
-	l := &loader{paths: Paths{Root: root}, cfg: &Config{File: path, Cycle: DefaultCycle}}
+	l := &loader{paths: Paths{Root: root}, cfg: &Config{File: path, Cycle: DefaultCycle}, since: since}
 	l.file(path, 0)
 	l.finish()
 	return l.cfg, nil
@@ -104,6 +137,7 @@ func LoadFile(path, root string) (*Config, error) {
 type loader struct {
 	paths Paths
 	cfg   *Config
+	since Since
 	read  int
 }
 
@@ -131,6 +165,7 @@ func (l *loader) file(path string, depth int) {
 	f, err := Parse(path, src)
 	if err != nil {
 		l.problem(err)
+		l.keepPrevious(path)
 		return
 	}
 	c := l.cfg
@@ -159,7 +194,12 @@ func (l *loader) file(path string, depth int) {
 		l.paths.mapProgram(s.Start)
 		l.paths.mapProgram(s.Stop)
 		for i := range s.Tests {
-			l.paths.mapProgram(s.Tests[i].Action.Exec)
+			t := &s.Tests[i]
+			l.paths.mapProgram(t.Action.Exec)
+			l.paths.mapProgram(t.Recovery.Exec)
+			if t.Socket != "" {
+				t.Socket = l.paths.Map(t.Socket)
+			}
 		}
 		if err := checkService(s); err != nil {
 			l.problem(err)
@@ -188,6 +228,25 @@ func (l *loader) file(path string, depth int) {
 	}
 }
 
+// keepPrevious puts back the services a file had in the configuration in
+// force, when its new version does not load: what runs stays as it was.
+func (l *loader) keepPrevious(path string) {
+	prev := l.since.Previous
+	if prev == nil {
+		return
+	}
+	n := 0
+	for _, s := range prev.Services {
+		if s.File == path {
+			l.cfg.Services = append(l.cfg.Services, s)
+			n++
+		}
+	}
+	if n > 0 {
+		l.problem(&Error{File: path, Msg: "the new version does not load: its previous services stay in force"})
+	}
+}
+
 // checkService applies the per-service rules monit checks after parsing.
 func checkService(s *Service) error {
 	bad := func(msg string) error { return &Error{File: s.File, Line: s.Line, Msg: msg} }
@@ -208,22 +267,21 @@ func checkService(s *Service) error {
 	return nil
 }
 
-// finish drops duplicate names, unknown dependencies and dependency loops,
-// each with a problem naming file and line.
+// finish refuses the files that introduce name conflicts, then drops
+// unknown dependencies and dependency loops, each with a problem naming
+// file and line.
 func (l *loader) finish() {
 	c := l.cfg
-	seen := map[string]bool{}
-	kept := c.Services[:0]
-	for _, s := range c.Services {
-		k := strings.ToLower(s.Name)
-		if seen[k] {
-			l.problem(&Error{File: s.File, Line: s.Line, Msg: fmt.Sprintf("service name conflict, %s already defined", s.Name)})
-			continue
+	for {
+		keep, drop, ok := l.conflict()
+		if !ok {
+			break
 		}
-		seen[k] = true
-		kept = append(kept, s)
+		l.problem(&Error{File: drop.File, Line: drop.Line, Msg: fmt.Sprintf(
+			"service name conflict, %s already defined at %s:%d: none of this file's services is loaded",
+			drop.Name, keep.File, keep.Line)})
+		c.Services = slices.DeleteFunc(c.Services, func(s *Service) bool { return s.File == drop.File })
 	}
-	c.Services = kept
 	for {
 		bad := badDependencies(c.Services)
 		if len(bad) == 0 {
@@ -238,100 +296,52 @@ func (l *loader) finish() {
 	}
 }
 
-type badDep struct {
-	svc *Service
-	err *Error
+// conflict finds the first name defined twice (in config order) and says
+// which definition stays and which file is refused: the file that
+// introduces the conflict, which is the later one unless the earlier one's
+// file is not the one that defined the name before. Two definitions in one
+// file refuse that file.
+func (l *loader) conflict() (keep, drop *Service, ok bool) {
+	first := map[string]*Service{}
+	for _, s := range l.cfg.Services {
+		k := strings.ToLower(s.Name)
+		a, seen := first[k]
+		if !seen {
+			first[k] = s
+			continue
+		}
+		owner := l.since.owner(s.Name)
+		if a.File != s.File && owner != "" && sameFile(owner, s.File) && !sameFile(owner, a.File) {
+			return s, a, true
+		}
+		return a, s, true
+	}
+	return nil, nil, false
 }
 
-// badDependencies returns the services with an unknown dependency or in a
-// loop (in config order), or nil.
-func badDependencies(svcs []*Service) []badDep {
-	idx := map[string]*Service{}
-	for _, s := range svcs {
-		idx[strings.ToLower(s.Name)] = s
+// sameFile reports whether two control files are the same job's: the same
+// path, or the agent's NNNN_JOB.monitrc under another number (the agent
+// numbers the files again at each deploy).
+func sameFile(a, b string) bool {
+	if a == b {
+		return true
 	}
-	var out []badDep
-	for _, s := range svcs {
-		for _, d := range s.DependsOn {
-			if idx[strings.ToLower(d)] == nil {
-				out = append(out, badDep{s, &Error{File: s.File, Line: s.Line,
-					Msg: fmt.Sprintf("depend service '%s' is not defined in the control file (needed by %s)", d, s.Name)}})
-				break
-			}
-		}
+	key := func(p string) string {
+		return filepath.Join(filepath.Dir(p), TrimAgentNumber(filepath.Base(p)))
 	}
-	if len(out) > 0 {
-		return out
-	}
-	const (
-		white = iota
-		grey
-		black
-	)
-	color := map[*Service]int{}
-	var loop []*Service
-	var visit func(s *Service, path []*Service) bool
-	visit = func(s *Service, path []*Service) bool {
-		color[s] = grey
-		path = append(path, s)
-		for _, d := range s.DependsOn {
-			t := idx[strings.ToLower(d)]
-			switch color[t] {
-			case grey:
-				loop = slices.Clone(path[slices.Index(path, t):])
-				return true
-			case white:
-				if visit(t, path) {
-					return true
-				}
-			}
-		}
-		color[s] = black
-		return false
-	}
-	for _, s := range svcs {
-		if color[s] == white && visit(s, nil) {
-			break
-		}
-	}
-	for _, s := range loop {
-		out = append(out, badDep{s, &Error{File: s.File, Line: s.Line,
-			Msg: fmt.Sprintf("found a depend loop in the control file involving service '%s'", s.Name)}})
-	}
-	return out
+	return strings.HasSuffix(a, ".monitrc") && key(a) == key(b)
 }
 
-// Order returns the services so that each comes after everything it
-// depends on, otherwise in config order.
-func (c *Config) Order() []*Service {
-	done := map[*Service]bool{}
-	var out []*Service
-	var add func(s *Service)
-	add = func(s *Service) {
-		if done[s] {
-			return
-		}
-		done[s] = true
-		for _, d := range s.DependsOn {
-			if t, ok := c.Lookup(d); ok {
-				add(t)
-			}
-		}
-		out = append(out, s)
+// TrimAgentNumber removes the agent's NNNN_ prefix (four digits and an
+// underscore) from a control file's name.
+func TrimAgentNumber(name string) string {
+	if len(name) < 5 || name[4] != '_' {
+		return name
 	}
-	for _, s := range c.Services {
-		add(s)
-	}
-	return out
-}
-
-// Dependants returns the services that depend on name directly.
-func (c *Config) Dependants(name string) []*Service {
-	var out []*Service
-	for _, s := range c.Services {
-		if slices.ContainsFunc(s.DependsOn, func(d string) bool { return strings.EqualFold(d, name) }) {
-			out = append(out, s)
+	for _, c := range name[:4] {
+		if c < '0' || c > '9' {
+			return name
 		}
 	}
-	return out
+	return name[5:]
 }

@@ -6,6 +6,7 @@ package monitrc
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -97,8 +98,11 @@ type Service struct {
 	Stop      *Program
 	Groups    []string
 	DependsOn []string
-	Tests     []Test
-	Mode      string // active (default), passive, manual
+	// DependLines holds the line of each name in DependsOn.
+	DependLines []int
+	Tests       []Test
+	Mode        string // active (default), passive, manual
+	Every       int    // check at every N-th cycle only; 0 or 1: every cycle
 }
 
 // InGroup reports whether s is in group g (case-insensitive, as monit).
@@ -125,34 +129,78 @@ func (p *Program) String() string { return strings.Join(p.Argv, " ") }
 // TestKind tells the tests apart.
 type TestKind int
 
-// The tests.
+// The tests of monit 5.2.5's grammar. Which a check may have depends on
+// its type (AllowedTests).
 const (
-	TestConnection TestKind = iota // if failed [host] port | unixsocket
-	TestResource                   // if totalmem|memory|cpu|... > N
+	TestConnection TestKind = iota // if failed [host H] port P | unixsocket S ...
+	TestResource                   // if cpu|memory|totalmem|children|loadavg|swap ... > N
 	TestRestarts                   // if N restarts within M cycles
-	TestOther                      // if changed ..., timestamp, ...: parsed only
+	TestExist                      // if not exist: the action instead of restart
+	TestPermission                 // if failed permission NNNN
+	TestUID                        // if failed uid U
+	TestGID                        // if failed gid G
+	TestTimestamp                  // if timestamp > N UNIT | if changed timestamp
+	TestSize                       // if size > N UNIT | if changed size
+	TestChecksum                   // if failed [md5|sha1] checksum [expect H] | if changed checksum
+	TestMatch                      // if [not] match REGEX|FILE (content), ignore [not] match
+	TestPID                        // if changed pid
+	TestPPID                       // if changed ppid
+	TestICMP                       // if failed icmp type echo
+	TestSpace                      // if space > N UNIT|%
+	TestInode                      // if inode(s) > N [%]
+	TestFsflag                     // if changed fsflags
 )
 
 // Test is one "if ... then ACTION" statement.
 type Test struct {
 	Kind TestKind
 	Line int
-	Text string // the condition, normalised, for status output
+	Text string // the condition as monit's messages print it
 
-	// Connection tests.
+	// Connection tests. Host is the address of a check host when the test
+	// names none, else localhost, as monit defaults it.
 	Host, Socket, Type, Protocol, Request string
 	Port                                  int
+	Generic                               []Exchange // a generic protocol's send and expect strings, in order
 	Timeout                               time.Duration
-	// Resource tests: Resource > Limit (Percent: Limit is a percentage,
-	// else kilobytes).
+	Count                                 int // ICMP: echo requests sent (3 by default)
+
+	// Resource, timestamp, size, space and inode tests: Resource Operator
+	// Limit. Units: memory, swap and space in kilobytes (or percent when
+	// Percent), cpu in percent, load as written, timestamps in seconds,
+	// sizes in bytes.
 	Resource, Operator string
 	Limit              float64
 	Percent            bool
-	// Failures within Cycles cycles (for N cycles: Failures == Cycles);
-	// for restart rates, Failures restarts within Cycles cycles.
+	// Changed: a change test (if changed timestamp|size|checksum|pid|ppid|fsflags).
+	Changed bool
+	// Permission tests: the mode; uid and gid tests: the name or number.
+	Perm  uint32
+	Owner string
+	// Checksum tests: md5, sha1 or "" (md5); Expect the hash, "" for the
+	// file's hash at the start.
+	Hash, Sum string
+	// Match tests: the regular expression, or a file of them; Not inverts.
+	Pattern     string
+	PatternFile bool
+	Not, Ignore bool
+
+	// Failures within Cycles cycles (for N cycles: Failures == Cycles; zero:
+	// once); for restart rates, Failures restarts within Cycles cycles.
 	Failures, Cycles int
 
 	Action Action
+	// Recovery is the action once the test passes again (else if
+	// succeeded ...; alert without one), within its own rate.
+	Recovery                         Action
+	RecoveryFailures, RecoveryCycles int
+}
+
+// Exchange is one step of a generic protocol: a string to send, or a
+// regular expression the next line read must match.
+type Exchange struct {
+	Send bool
+	Text string
 }
 
 // ActionKind is what a test does when it matches.
@@ -185,15 +233,39 @@ func (c *Config) Lookup(name string) (*Service, bool) {
 	return nil, false
 }
 
-// Enforced reports whether vigil acts on the test: connection tests,
-// memory tests (memory, totalmem) and restart rates. Others (cpu, loadavg,
-// changed ...) are parsed only.
-func (t Test) Enforced() bool {
-	switch t.Kind {
-	case TestConnection, TestRestarts:
-		return true
-	case TestResource:
-		return t.Resource == "totalmem" || t.Resource == "memory"
+// AllowedTests is which tests a check of type t may have, as monit
+// 5.2.5's grammar allows them.
+func AllowedTests(t ServiceType) []TestKind {
+	common := []TestKind{TestRestarts, TestExist}
+	switch t {
+	case TypeProcess:
+		return append(common, TestConnection, TestResource, TestPID, TestPPID)
+	case TypeFile:
+		return append(common, TestTimestamp, TestPermission, TestUID, TestGID, TestChecksum, TestSize, TestMatch)
+	case TypeDirectory, TypeFifo:
+		return append(common, TestTimestamp, TestPermission, TestUID, TestGID)
+	case TypeFilesystem:
+		return append(common, TestPermission, TestUID, TestGID, TestSpace, TestInode, TestFsflag)
+	case TypeHost:
+		return append(common, TestConnection, TestICMP)
+	case TypeSystem:
+		return []TestKind{TestRestarts, TestResource}
 	}
-	return false
+	return nil
+}
+
+// WithSystem returns the configuration with monit's own system service,
+// system_HOST, after the others when no check system is declared, as
+// monit 5.2.5 adds it. It is c itself when c declares one (or already has
+// system_HOST).
+func (c *Config) WithSystem(host string) *Config {
+	name := "system_" + host
+	for _, s := range c.Services {
+		if s.Type == TypeSystem || strings.EqualFold(s.Name, name) {
+			return c
+		}
+	}
+	out := *c
+	out.Services = append(slices.Clip(c.Services), &Service{Name: name, Type: TypeSystem, File: c.File, Mode: "active"})
+	return &out
 }

@@ -175,12 +175,17 @@ func (p *parser) check(at token) error {
 		return err
 	}
 	typ, ok := kinds[kt.low]
-	if !ok || kt.kind != tWord {
+	var nt token
+	switch {
+	case ok && kt.kind == tWord:
+		if nt, err = p.word("a service name"); err != nil {
+			return err
+		}
+	case p.is("pidfile", "path", "matching", "match"):
+		// "check NAME with pidfile P": process is the default type.
+		typ, nt = TypeProcess, kt
+	default:
 		return p.errf(kt, "syntax error: unknown service type %q", kt.text)
-	}
-	nt, err := p.word("a service name")
-	if err != nil {
-		return err
 	}
 	if nt.kind != tWord || nt.text == "" || strings.ContainsAny(nt.text, "/\x00") {
 		return p.errf(nt, "invalid service name %q", nt.text)
@@ -206,7 +211,11 @@ func (p *parser) statement() error {
 		return err
 	case "path":
 		w, err := p.word("a path")
-		s.Path = w.text
+		if s.Type == TypeProcess { // check process NAME path P: the pid file
+			s.PidFile = w.text
+		} else {
+			s.Path = w.text
+		}
 		return err
 	case "address":
 		w, err := p.word("an address")
@@ -226,13 +235,14 @@ func (p *parser) statement() error {
 		w, err := p.word("a group name")
 		s.Groups = append(s.Groups, w.text)
 		return err
-	case "depends":
+	case "depends", "depend":
 		for {
 			w, err := p.word("a service name after depends on")
 			if err != nil {
 				return err
 			}
 			s.DependsOn = append(s.DependsOn, w.text)
+			s.DependLines = append(s.DependLines, w.line)
 			if !p.is(",") {
 				return nil
 			}
@@ -243,18 +253,48 @@ func (p *parser) statement() error {
 		s.Mode = w.low
 		return err
 	case "every":
-		_, _, err := p.number("a number of cycles after every")
-		if err == nil && p.is("cycle", "cycles") {
+		n, nt, err := p.number("a number of cycles after every")
+		if err != nil {
+			return err
+		}
+		if _, err := p.expect("cycle", "cycles"); err != nil {
+			return err
+		}
+		if n < 1 {
+			return p.errf(nt, "every needs at least one cycle")
+		}
+		s.Every = n
+		return nil
+	case "alert", "noalert":
+		// alert ADDRESS [not] [{ events }] [mail-format { ... }] [reminder N [cycles]]:
+		// accepted; alerts go to set alert's recipients.
+		if _, err := p.word("an address"); err != nil {
+			return err
+		}
+		if p.is("not") {
 			p.pos++
 		}
-		return err
-	case "alert", "noalert":
-		_, err := p.word("an address")
-		for err == nil && p.is("not", "only", "on", "mail-format", "reminder") {
-			p.pos++ // options of a per-service alert: not acted on
+		if p.peek().kind == tBlock {
+			p.pos++
 		}
-		return err
-	case "if":
+		if p.is("mail-format") {
+			p.pos++
+			if p.peek().kind != tBlock {
+				return p.unexpected("{ after mail-format")
+			}
+			p.pos++
+		}
+		if p.is("reminder") {
+			p.pos++
+			if _, _, err := p.number("a number after reminder"); err != nil {
+				return err
+			}
+			if p.is("cycle", "cycles") {
+				p.pos++
+			}
+		}
+		return nil
+	case "if", "ignore":
 		return p.ifTest(t)
 	}
 	return p.errf(t, "syntax error: unexpected %q in check %s", t.text, s.Name)
@@ -267,9 +307,16 @@ func (p *parser) program() (*Program, error) {
 		return nil, p.unexpected("a quoted program")
 	}
 	p.pos++
-	argv, err := splitProgram(st.text)
-	if err != nil {
-		return nil, p.errf(st, "%v", err)
+	// Between double quotes, the words are the arguments; a single-quoted
+	// program is one argument, the whole text (as monit's lexer reads it).
+	argv := []string{st.text}
+	if st.quote == '"' {
+		var err error
+		if argv, err = splitProgram(st.text); err != nil {
+			return nil, p.errf(st, "%v", err)
+		}
+	} else if strings.TrimSpace(st.text) == "" {
+		return nil, p.errf(st, "empty program")
 	}
 	prog := &Program{Argv: argv, Timeout: DefaultExecTimeout}
 	for {

@@ -110,7 +110,9 @@ func TestNoiseAndCase(t *testing.T) {
 		`check process x with pidfile /p start program "/bin/a b" stop program "/bin/c"`,
 		`CHECK PROCESS x PIDFILE /p START "/bin/a b" STOP "/bin/c"`,
 		`check process x with pidfile = /p start program = "/bin/a b" stop = "/bin/c"`,
-		"check process x\n  with pidfile /p\n  start program '/bin/a b'\n  stop program \"/bin/c\"\n",
+		"check process x\n  with pidfile /p\n  start program \"/bin/a 'b'\"\n  stop program \"/bin/c\"\n",
+		`check x with pidfile /p start "/bin/a b" stop "/bin/c"`, // process is the default type
+		`check process x path /p start "/bin/a b" stop "/bin/c"`,
 	}
 	for _, src := range forms {
 		f, err := Parse("f", []byte(src))
@@ -169,7 +171,7 @@ func TestParseErrors(t *testing.T) {
 		{"check process x pidfile /p\n if failed host h then alert\n", "f:2: connection test needs a port or a unix socket"},
 		{"check process x pidfile /p\n start \"/bin/x\n", "f:2: unterminated string"},
 		{"check process x pidfile /p\n start \"/bin/'x\"\n", "f:2: unterminated single quote in \"/bin/'x\""},
-		{"check process x pidfile /p\n if 1 restarts 2 cycles then bogus\n", "f:2: syntax error: unexpected \"bogus\", expected alert or restart or start or stop or unmonitor or exec or timeout"},
+		{"check process x pidfile /p\n if 1 restarts 2 cycles then bogus\n", "f:2: syntax error: unexpected \"bogus\", expected alert or restart or start or stop or unmonitor or exec or execute or timeout"},
 		{"check process x pidfile /p\n if failed port 80 3 2 cycles then alert\n", "f:2: 3 times within 2 cycles is impossible"},
 		{"check process x pidfile /p\n if totalmem > lots then alert\n", "f:2: syntax error: expected a number, got \"lots\""},
 	}

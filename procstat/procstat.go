@@ -26,6 +26,7 @@ const maxTree = 4096
 // Stat is one process's figures from /proc/PID/stat.
 type Stat struct {
 	PID, PPID int
+	Session   int  // the session id (the pid of its leader)
 	State     byte // R, S, D, Z ... as in proc(5)
 	// CPUTicks is user+system time of the process itself; ChildTicks that
 	// of its children it has waited for (and theirs), in USER_HZ ticks.
@@ -76,6 +77,7 @@ func parseStat(line []byte) (Stat, error) {
 	return Stat{
 		PID:        pid,
 		PPID:       int(field(4)),
+		Session:    int(field(6)),
 		State:      f[0][0],
 		CPUTicks:   field(14) + field(15),
 		ChildTicks: field(16) + field(17),

@@ -17,9 +17,9 @@ func TestParseStat(t *testing.T) {
 		bad  bool
 	}{
 		{line: "42 (sh) S 1 42 42 0 -1 4194560 100 0 0 0 7 3 20 10 20 0 1 0 100 2000 5 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0",
-			want: Stat{PID: 42, PPID: 1, State: 'S', CPUTicks: 10, ChildTicks: 30, StartTicks: 100, RSSBytes: 5 * page, VSizeBytes: 2000}},
+			want: Stat{PID: 42, PPID: 1, Session: 42, State: 'S', CPUTicks: 10, ChildTicks: 30, StartTicks: 100, RSSBytes: 5 * page, VSizeBytes: 2000}},
 		{line: "7 (a) b) (c) R 3 7 7 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 100 2000 9 0\n",
-			want: Stat{PID: 7, PPID: 3, State: 'R', CPUTicks: 2, StartTicks: 100, RSSBytes: 9 * page, VSizeBytes: 2000}},
+			want: Stat{PID: 7, PPID: 3, Session: 7, State: 'R', CPUTicks: 2, StartTicks: 100, RSSBytes: 9 * page, VSizeBytes: 2000}},
 		{line: "7 no name", bad: true},
 		{line: "x (a) R 1", bad: true},
 		{line: "7 (a) R 1 2 3", bad: true},

@@ -96,6 +96,17 @@ func (s *Snapshot) HasAll(pids []int) bool {
 	return true
 }
 
+// InSession returns the pids of the members of session sid, in no order.
+func (s *Snapshot) InSession(sid int) []int {
+	var out []int
+	for pid, st := range s.stats {
+		if st.Session == sid {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
 // Children lists pid's direct children at the scan.
 func (s *Snapshot) Children(pid int) []int { return s.children[pid] }
 

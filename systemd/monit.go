@@ -14,8 +14,9 @@ import (
 
 // serveMonit serves monit's HTTP API (the BOSH agent's) over the units when
 // monit control files with `set httpd` exist, until ctx is done. A check
-// process started through the bpm shim drives its unit; other checks are
-// shown but not supervised on this back end. The control files are read
+// process started through the bpm shim drives its unit; files, hosts and
+// the system are checked by the engine's cycles; other check processes
+// are shown but not supervised on this back end. The control files are read
 // once: a change needs a daemon restart. Without control files it returns
 // nil; otherwise a channel that receives once the engine and the API have
 // both ended, beside any error that kept the API from being served.
@@ -30,10 +31,12 @@ func (d *Driver) serveMonit(ctx context.Context) (<-chan error, error) {
 			units[s.Name] = &driverUnit{d: d, job: id.Job, proc: id.Process}
 			continue
 		}
-		units[s.Name] = monitcompat.NewFlagUnit()
-		if s.Type == monitrc.TypeProcess {
-			d.log.Warn("monit check not supervised on the systemd back end", "service", s.Name)
+		if s.Type != monitrc.TypeProcess { // files, hosts, the system: the engine's cycles check them
+			units[s.Name] = monitcompat.NewCheckUnit(s, s.Mode != "manual")
+			continue
 		}
+		units[s.Name] = monitcompat.NewFlagUnit()
+		d.log.Warn("monit check not supervised on the systemd back end", "service", s.Name)
 	}
 	e := monitcompat.NewEngine(cfg, units, d.started, time.Now().Unix(), nil)
 	srv, ln, err := monitListener(e, cfg.HTTPD)

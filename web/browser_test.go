@@ -168,6 +168,6 @@ func click(sel string) chromedp.Action[chromedp.Void] {
 		if _, err := chromedp.WaitVisible(sel)(ctx, t); err != nil {
 			return chromedp.Void{}, err
 		}
-		return chromedp.Evaluate[chromedp.Void](`document.querySelector(` + strconv.Quote(sel) + `).click(), 0`)(ctx, t)
+		return chromedp.Evaluate[chromedp.Void](`document.querySelector(`+strconv.Quote(sel)+`).click(), 0`)(ctx, t)
 	}
 }

@@ -69,7 +69,7 @@ func defineDrain(c *command) func([]string) error {
 	c.Var(&jobs, "jobs", "only these `JOBS` (comma-separated)")
 	c.completes(completeJob)
 	disk := c.Int("persistent-disk", 0, "BOSH_JOB_STATE persistent disk, `MIB`")
-	nextDisk := c.Int("next-persistent-disk", -1, "BOSH_JOB_NEXT_STATE persistent disk, `MIB` (-1: no next state)")
+	nextDisk := c.Int("next-persistent-disk", -1, "BOSH_JOB_NEXT_STATE persistent disk, `MIB` (-1: an update keeps --persistent-disk, a shutdown has no next state)")
 	budget := c.Duration("budget", 0, "end every script still running after this long; 0: no limit")
 	waitAll := c.String("wait-all", "", "a preStop hook: mark this container drained in the pod's stamp `DIR`, then wait for every container of the pod")
 	c.completes(completeDir)
