@@ -11,7 +11,7 @@ import (
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
-	"github.com/vigil-bosh/vigil/logtail"
+	"github.com/vigil-bosh/vigil/internal/logtail"
 )
 
 // failureLines is how many of its last log lines a process that failed to

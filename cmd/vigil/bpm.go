@@ -4,7 +4,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/vigil-bosh/vigil/bpmcli"
+	"github.com/vigil-bosh/vigil/internal/bpmcli"
 )
 
 // runBPM is the bpm personality: the binary run under the name "bpm" (the

@@ -9,13 +9,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/vigil-bosh/vigil/backend"
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
-	"github.com/vigil-bosh/vigil/daemon"
+	"github.com/vigil-bosh/vigil/internal/backend"
+	"github.com/vigil-bosh/vigil/internal/backend/daemon"
+	"github.com/vigil-bosh/vigil/internal/monit"
+	"github.com/vigil-bosh/vigil/internal/monit/monitrc"
 	"github.com/vigil-bosh/vigil/job"
-	"github.com/vigil-bosh/vigil/monitcompat"
-	"github.com/vigil-bosh/vigil/monitrc"
 )
 
 // checkReport is what vigil check found, as --json prints it.
@@ -170,7 +170,7 @@ func checkMonit(l boshpath.Layout, path string, defined []string) []control.Prob
 		return probs
 	}
 	for _, s := range cfg.Services {
-		if id, ok := monitcompat.BPMShim(l, s.Start); ok && !slices.Contains(defined, id.Process) {
+		if id, ok := monit.BPMShim(l, s.Start); ok && !slices.Contains(defined, id.Process) {
 			probs = append(probs, control.Problem{Severity: "error", File: s.File, Line: s.Line,
 				Message: fmt.Sprintf("service %s starts bpm process %s, which the job's bpm.yml does not define", s.Name, id)})
 		}

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/pidfile"
 	"github.com/vigil-bosh/vigil/internal/testproc"
 	"github.com/vigil-bosh/vigil/internal/testroot"
-	"github.com/vigil-bosh/vigil/pidfile"
 )
 
 // vigilBin is the vigil binary built once for these tests.

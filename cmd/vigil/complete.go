@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vigil-bosh/vigil/boshpath"
-	"github.com/vigil-bosh/vigil/lifecycle"
+	"github.com/vigil-bosh/vigil/internal/lifecycle"
 )
 
 // What a positional argument or a flag's value completes to. Anything

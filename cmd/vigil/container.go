@@ -11,9 +11,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/vigil-bosh/vigil/container"
 	"github.com/vigil-bosh/vigil/control"
-	"github.com/vigil-bosh/vigil/daemon"
+	"github.com/vigil-bosh/vigil/internal/backend/daemon"
+	"github.com/vigil-bosh/vigil/internal/container"
 )
 
 // defineContainer is a container's entrypoint: the first run becomes the

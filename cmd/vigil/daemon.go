@@ -13,10 +13,10 @@ import (
 	"syscall"
 
 	"github.com/vigil-bosh/vigil/control"
-	"github.com/vigil-bosh/vigil/daemon"
-	"github.com/vigil-bosh/vigil/metrics"
-	"github.com/vigil-bosh/vigil/proc"
-	"github.com/vigil-bosh/vigil/systemd"
+	"github.com/vigil-bosh/vigil/internal/backend/daemon"
+	"github.com/vigil-bosh/vigil/internal/backend/systemd"
+	"github.com/vigil-bosh/vigil/internal/launch"
+	"github.com/vigil-bosh/vigil/internal/metrics"
 )
 
 func defineDaemon(c *command) func([]string) error {
@@ -46,7 +46,7 @@ func defineDaemon(c *command) func([]string) error {
 		cfg := daemon.Config{
 			Layout: l, Version: vigilVersion(),
 			Log:          slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
-			NoIsolation:  os.Getenv(proc.IsolationEnv) == "off",
+			NoIsolation:  os.Getenv(launch.IsolationEnv) == "off",
 			LeaveRunning: *leave,
 		}
 		if *unlessStopping {

@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/vigil-bosh/vigil/daemon"
-	"github.com/vigil-bosh/vigil/demo"
+	"github.com/vigil-bosh/vigil/internal/backend/daemon"
+	"github.com/vigil-bosh/vigil/internal/demo"
 )
 
 func defineDemo(c *command) func([]string) error {

@@ -6,9 +6,9 @@ import (
 	"sync"
 
 	"github.com/vigil-bosh/vigil/boshpath"
-	"github.com/vigil-bosh/vigil/history"
-	"github.com/vigil-bosh/vigil/metrics"
-	"github.com/vigil-bosh/vigil/web"
+	"github.com/vigil-bosh/vigil/internal/history"
+	"github.com/vigil-bosh/vigil/internal/metrics"
+	"github.com/vigil-bosh/vigil/internal/web"
 )
 
 // httpOptions are the daemon's flags for its status page and its

@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/vigil-bosh/vigil/metrics/metricstest"
-	"github.com/vigil-bosh/vigil/web"
+	"github.com/vigil-bosh/vigil/internal/metrics/metricstest"
+	"github.com/vigil-bosh/vigil/internal/web"
 )
 
 // TestHTTPFlagsRefused: a page on a non-loopback address, or page flags

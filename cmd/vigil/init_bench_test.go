@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/vigil-bosh/vigil/procinit"
+	"github.com/vigil-bosh/vigil/internal/launch/procinit"
 )
 
 // These benchmarks drive the vigil binary itself as the per-process init,

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/vigil-bosh/vigil/atomicfile"
 	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/internal/atomicfile"
 	"github.com/vigil-bosh/vigil/internal/stemcell"
 )
 

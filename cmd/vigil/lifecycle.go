@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vigil-bosh/vigil/container"
 	"github.com/vigil-bosh/vigil/control"
-	"github.com/vigil-bosh/vigil/lifecycle"
+	"github.com/vigil-bosh/vigil/internal/container"
+	"github.com/vigil-bosh/vigil/internal/lifecycle"
 )
 
 // listFlag is a comma-separated list.

@@ -12,8 +12,8 @@ import (
 	"sync"
 
 	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/internal/logtail"
 	"github.com/vigil-bosh/vigil/job"
-	"github.com/vigil-bosh/vigil/logtail"
 )
 
 // logsBytesPerLine bounds how much of a file -n lines may read (long lines

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/vigil-bosh/vigil/procinit"
+	"github.com/vigil-bosh/vigil/internal/launch/procinit"
 )
 
 // version is vigil's release, stamped at build time with
@@ -35,7 +35,7 @@ func main() {
 		os.Exit(runBPM(os.Args[1:])) // the bpm personality: see package bpmcli
 	}
 	if filepath.Base(os.Args[0]) == "monit" {
-		os.Exit(runMonit(os.Args[1:])) // the monit personality: see package monitcompat
+		os.Exit(runMonit(os.Args[1:])) // the monit personality: see package monit
 	}
 	s, err := run(os.Args[1:])
 	if err == nil {

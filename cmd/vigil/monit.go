@@ -10,9 +10,9 @@ import (
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
-	"github.com/vigil-bosh/vigil/daemon"
-	"github.com/vigil-bosh/vigil/monitcompat"
-	"github.com/vigil-bosh/vigil/proc"
+	"github.com/vigil-bosh/vigil/internal/backend/daemon"
+	"github.com/vigil-bosh/vigil/internal/launch"
+	"github.com/vigil-bosh/vigil/internal/monit"
 )
 
 // runMonit is the monit personality: the binary run under the name "monit"
@@ -30,7 +30,7 @@ func runMonit(args []string) int {
 		return 1
 	}
 	client := func() *control.Client { return control.NewClient(l.ControlSocket()) }
-	cli := &monitcompat.CLI{
+	cli := &monit.CLI{
 		Root: l.Root(), Stdout: os.Stdout, Stderr: os.Stderr,
 		Reload: func(ctx context.Context) error {
 			_, err := client().Reload(ctx)
@@ -56,7 +56,7 @@ func runMonit(args []string) int {
 			err = serveDaemon(daemon.Config{
 				Layout: dl, Version: vigilVersion(), LeaveRunning: true,
 				Log:         slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
-				NoIsolation: os.Getenv(proc.IsolationEnv) == "off",
+				NoIsolation: os.Getenv(launch.IsolationEnv) == "off",
 			})
 		}
 		if err != nil {

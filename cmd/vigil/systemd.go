@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/internal/backend/systemd"
+	"github.com/vigil-bosh/vigil/internal/launch"
 	"github.com/vigil-bosh/vigil/job"
-	"github.com/vigil-bosh/vigil/proc"
-	"github.com/vigil-bosh/vigil/systemd"
 )
 
 // defineGenerate is `vigil systemd generate`: the units of every job,
@@ -101,7 +101,7 @@ func defineExec(c *command) func([]string) error {
 		defer signal.Stop(sigs)
 		code, err := systemd.Exec(context.Background(), systemd.ExecConfig{
 			Layout: l, Job: pos[0], Proc: pos[1], Signals: sigs,
-			NoIsolation:  os.Getenv(proc.IsolationEnv) == "off",
+			NoIsolation:  os.Getenv(launch.IsolationEnv) == "off",
 			NotifySocket: os.Getenv("NOTIFY_SOCKET"),
 			Stdout:       os.Stdout, Stderr: os.Stderr, // the unit's journal
 		})

@@ -8,8 +8,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/vigil-bosh/vigil/internal/pidfile"
 	"github.com/vigil-bosh/vigil/internal/testproc"
-	"github.com/vigil-bosh/vigil/pidfile"
 )
 
 func TestChooseBackend(t *testing.T) {

@@ -29,7 +29,7 @@ func TestBinaryLinksNothingHeavy(t *testing.T) {
 		t.Fatalf("go list -deps: %v", err)
 	}
 	deps := strings.Fields(string(out))
-	if !slices.Contains(deps, module+"metrics") {
+	if !slices.Contains(deps, module+"internal/metrics") {
 		t.Fatalf("go list -deps lists no %smetrics: %q...", module, deps[:min(len(deps), 5)])
 	}
 	for _, d := range deps {
@@ -46,7 +46,7 @@ func TestBinaryLinksNothingHeavy(t *testing.T) {
 // reflection caches for the launch and the spec were about 85 KiB private
 // memory in every init.
 func TestInitLinksNoReflectingJSON(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", module+"procinit").Output()
+	out, err := exec.Command("go", "list", "-deps", module+"internal/launch/procinit").Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
 	}

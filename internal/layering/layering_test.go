@@ -110,7 +110,7 @@ func TestImportsFollowTheRules(t *testing.T) {
 // from the rules and a rule about no package are each reported.
 func TestCheckCatchesForbiddenImports(t *testing.T) {
 	// The packages by their paths, as the rules name them.
-	sys, dmn, sup, prc, flt, jb := "systemd", "daemon", "supervise", "proc", "faults", "job"
+	sys, dmn, sup, prc, flt, jb := "internal/backend/systemd", "internal/backend/daemon", "internal/supervise", "internal/launch", "internal/faults", "job"
 	var pkgs []pkg
 	for rel := range rules {
 		if rel != flt {

@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/vigil-bosh/vigil/container"
+	"github.com/vigil-bosh/vigil/internal/container"
 )
 
 // Options say which daemon runs a scenario.

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/vigil-bosh/vigil/procinit"
+	"github.com/vigil-bosh/vigil/internal/launch/procinit"
 )
 
 // Environment variables that steer a child.

@@ -31,10 +31,10 @@ type scenario struct {
 
 var scenarios = []scenario{
 	{name: "target", pkg: "./internal/vmrig/guest", run: "^TestGuestIsTheTarget$"},
-	{name: "cgroup-v2", pkg: "./sandbox/cgroup"},
-	{name: "sandbox", pkg: "./sandbox"},
-	{name: "proc-isolation", pkg: "./proc", run: "Sandbox|NoIsolation"},
-	{name: "daemon-isolation", pkg: "./daemon", run: "Sandbox|OOM|Enter"},
+	{name: "cgroup-v2", pkg: "./internal/sandbox/cgroup"},
+	{name: "sandbox", pkg: "./internal/sandbox"},
+	{name: "proc-isolation", pkg: "./internal/launch", run: "Sandbox|NoIsolation"},
+	{name: "daemon-isolation", pkg: "./internal/backend/daemon", run: "Sandbox|OOM|Enter"},
 	// The release's side first: it leaves the guest as it found it.
 	{name: "stemcell-release", pkg: "./internal/vmrig/guest", run: "^TestStemcellRelease$", prepare: renderRelease},
 	{name: "stemcell-service", pkg: "./internal/vmrig/guest", run: "^TestStemcellService$"},
@@ -183,7 +183,7 @@ func moduleRoot(t *testing.T) string {
 	return filepath.Dir(strings.TrimSpace(string(out)))
 }
 
-// binary names a package's test binary: ./sandbox/cgroup → sandbox-cgroup.test.
+// binary names a package's test binary: ./internal/sandbox/cgroup → sandbox-cgroup.test.
 func binary(pkg string) string {
 	return strings.ReplaceAll(strings.TrimPrefix(pkg, "./"), "/", "-") + ".test"
 }

@@ -19,7 +19,7 @@ import (
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
-	"github.com/vigil-bosh/vigil/systemd"
+	"github.com/vigil-bosh/vigil/internal/backend/systemd"
 )
 
 // sdRoot is the systemd back end's BOSH root, apart from the stemcell's.

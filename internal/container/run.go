@@ -1,0 +1,160 @@
+package container
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/backend/daemon"
+	"github.com/vigil-bosh/vigil/internal/lifecycle"
+	"github.com/vigil-bosh/vigil/internal/supervise"
+)
+
+// Config configures Run.
+type Config struct {
+	Daemon daemon.Config
+	// Grace is the pod's terminationGracePeriodSeconds: everything, drains
+	// and stops, must be over within it once SIGTERM arrives. Zero means 30s,
+	// Kubernetes' default.
+	Grace time.Duration
+	// Stamps, if set, is a directory shared by the pod's containers (an
+	// emptyDir): see Stamps.
+	Stamps *Stamps
+	// Probes, if set, is the address of the read-only /livez and /readyz
+	// endpoints: ":8081" (every address of the pod, which the kubelet
+	// reaches) or a loopback one.
+	Probes string
+	Log    *slog.Logger
+}
+
+// Budget splits a grace period: the drains get what the stop ladder does
+// not need. The ladder keeps bpm's shape, shortened when the grace is short.
+func Budget(grace time.Duration) (drain time.Duration, t supervise.Timing) {
+	if grace <= 0 {
+		grace = 30 * time.Second
+	}
+	t.StopTimeout = min(15*time.Second, grace/3)
+	t.QuitTimeout = min(2*time.Second, grace/10)
+	t.KillTimeout = min(5*time.Second, grace/10)
+	margin := grace / 20
+	drain = max(grace-t.StopTimeout-t.QuitTimeout-t.KillTimeout-margin, 0)
+	return drain, t
+}
+
+// Run supervises the jobs until ctx is done (SIGTERM), then, within the
+// grace period: unmonitors every process, runs every job's drain script
+// (once for the container's life: a preStop hook's vigil drain asks the
+// daemon, and SIGTERM then finds them done), stops every process with the
+// ladder, and returns nil only if the drains succeeded and everything went
+// down cleanly.
+func Run(ctx context.Context, c Config) error {
+	log := c.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	drainBudget, timing := Budget(c.Grace)
+	c.Daemon.Timing.StopTimeout = timing.StopTimeout
+	c.Daemon.Timing.QuitTimeout = timing.QuitTimeout
+	c.Daemon.Timing.KillTimeout = timing.KillTimeout
+	var d *daemon.Daemon
+	drains := newDrainer(func(ctx context.Context) error { return drainOnce(ctx, d, c, log) }, drainBudget)
+	c.Daemon.ControlOptions = append(c.Daemon.ControlOptions, control.WithDrainer(drains))
+	d, err := daemon.New(c.Daemon)
+	if err != nil {
+		return err
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- d.Run(runCtx) }()
+
+	if c.Probes != "" {
+		ln, err := net.Listen("tcp", c.Probes)
+		if err != nil {
+			stop()
+			return errors.Join(fmt.Errorf("probe listener: %w", err), <-done)
+		}
+		served := serveProbes(runCtx, ln, pod{d, drains})
+		defer func() { <-served }()
+	}
+	if c.Stamps != nil {
+		if err := c.Stamps.Register(); err != nil {
+			log.Error("register with the pod's drain stamps", "error", err)
+		}
+	}
+	select {
+	case err := <-done:
+		return err // the daemon could not run at all
+	case <-ctx.Done():
+	}
+	if st := drains.DrainState(); st != nil {
+		log.Info("terminating: the drains began before (asked by "+st.By+"); then every process", "grace", c.Grace)
+	} else {
+		log.Info("terminating: drains first, then every process", "grace", c.Grace, "drain_budget", drainBudget)
+	}
+	<-drains.begin("signal")
+	stop()
+	return errors.Join(drains.err(), <-done)
+}
+
+// drainOnce unmonitors every process and runs the drains, unless this
+// container's drains already ran (its stamp says so), then marks the
+// stamp.
+func drainOnce(ctx context.Context, m control.Manager, c Config, log *slog.Logger) error {
+	if c.Stamps != nil && c.Stamps.Drained() {
+		log.Info("drains already ran for this container")
+		return nil
+	}
+	budget := time.Until(deadlineOf(ctx))
+	err := DrainAll(ctx, m, lifecycle.DrainOptions{Layout: c.Daemon.Layout, Kind: lifecycle.Shutdown, Budget: budget})
+	if c.Stamps != nil {
+		if serr := c.Stamps.MarkDrained(); serr != nil {
+			log.Error("drain stamp", "error", serr)
+		}
+	}
+	log.Info("drained", "error", err)
+	return err
+}
+
+// deadlineOf is ctx's deadline (the drains' budget always sets one).
+func deadlineOf(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
+}
+
+// DrainAll unmonitors every process m supervises, so that a drain script
+// may stop its own process without it coming back, then runs the drains.
+func DrainAll(ctx context.Context, m control.Manager, o lifecycle.DrainOptions) error {
+	if err := UnmonitorAll(ctx, m); err != nil {
+		return err
+	}
+	rep, err := lifecycle.Drain(ctx, o)
+	if err != nil {
+		return err
+	}
+	return rep.Err()
+}
+
+// UnmonitorAll unmonitors every job m supervises (the first step of a
+// drain). Reaching no daemon is an error matching control.ErrNoDaemon.
+func UnmonitorAll(ctx context.Context, m control.Manager) error {
+	st, err := m.Status(ctx)
+	if err != nil {
+		return fmt.Errorf("drain: %w", err)
+	}
+	seen := map[string]bool{}
+	for _, p := range st.Processes {
+		if seen[p.Job] {
+			continue
+		}
+		seen[p.Job] = true
+		if _, err := m.Act(ctx, control.ActionRequest{Action: control.ActionUnmonitor, Job: p.Job}); err != nil {
+			return fmt.Errorf("unmonitoring services: %w", err)
+		}
+	}
+	return nil
+}

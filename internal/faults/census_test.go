@@ -1,0 +1,173 @@
+package faults
+
+// The census of processes: what runs under a test's root, counted in /proc
+// by the marker argument each test process carries, and the waits on
+// processes that must end.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/launch/procinit"
+	"github.com/vigil-bosh/vigil/internal/pidfile"
+	"github.com/vigil-bosh/vigil/internal/testproc"
+)
+
+func (r *rig) pidFile(job, p string) int {
+	pid, _ := pidfile.Read(r.layout.PidFile(job, p))
+	return pid
+}
+
+// instances lists the live (not zombie) executables of JOB/PROC.
+func (r *rig) instances(job, p string) []int {
+	return scan(func(pid int, args []string) bool {
+		return slices.Contains(args, r.mark+"/"+job+"/"+p)
+	})
+}
+
+// scan lists the live processes whose arguments match.
+func scan(match func(pid int, args []string) bool) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || len(b) == 0 { // gone, or a zombie
+			continue
+		}
+		if match(pid, strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// once checks that JOB/PROC runs exactly once, as the pid file, the
+// status and the executable's parent agree, and returns its status.
+func (r *rig) once(job, p string) control.ProcessStatus {
+	r.t.Helper()
+	st := r.status(job, p)
+	got := r.instances(job, p)
+	if len(got) != 1 || st.State != "running" || got[0] != st.ExecPID || r.pidFile(job, p) != st.PID {
+		r.t.Fatalf("%s/%s: instances %v, status %+v, pid file %d", job, p, got, st, r.pidFile(job, p))
+	}
+	if ppid, _ := procinit.ParentOf(st.ExecPID); ppid != st.PID {
+		r.t.Fatalf("%s/%s: the executable %d is the child of %d, not of its init %d", job, p, st.ExecPID, ppid, st.PID)
+	}
+	return st
+}
+
+// noZombies checks that no process below the test (other than the test's
+// own children, which it reaps itself) is a zombie: every init reaps what
+// ends below it.
+func (r *rig) noZombies() {
+	r.t.Helper()
+	r.reap()
+	var walk func(pid int, top bool)
+	var zombies []string
+	walk = func(pid int, top bool) {
+		for _, c := range procinit.ChildrenOf(pid) {
+			if !top && state(c) == 'Z' {
+				zombies = append(zombies, fmt.Sprintf("%d (parent %d)", c, pid))
+			}
+			walk(c, false)
+		}
+	}
+	walk(os.Getpid(), true)
+	if len(zombies) > 0 {
+		r.t.Fatalf("zombies: %v", zombies)
+	}
+}
+
+func state(pid int) byte {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0
+	}
+	return b[i+2]
+}
+
+// reap waits for every child of the test that has ended and that no
+// exec.Cmd of the test waits for: the orphans re-parented to it.
+func (r *rig) reap() {
+	for _, c := range procinit.ChildrenOf(os.Getpid()) {
+		if !r.owned[c] {
+			var ws unix.WaitStatus
+			unix.Wait4(c, &ws, unix.WNOHANG, nil)
+		}
+	}
+}
+
+// orphansSettle checks what became of a killed daemon's children: each is
+// either an init named by a pid file of the root (the next daemon adopts
+// it) or exits (a spare init, an init whose start was cut short).
+func (r *rig) orphansSettle(kids []int) {
+	r.t.Helper()
+	named := map[int]bool{}
+	files, _ := filepath.Glob(filepath.Join(r.layout.Root(), "sys", "run", "bpm", "*", "*.pid"))
+	for _, f := range files {
+		if pid, err := pidfile.Read(f); err == nil {
+			named[pid] = true
+		}
+	}
+	for _, k := range kids {
+		if !named[k] {
+			r.waitGone(k)
+		}
+	}
+	r.reap()
+}
+
+// waitGone waits until pid has exited.
+func (r *rig) waitGone(pid int) {
+	r.t.Helper()
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return // already gone
+	}
+	defer unix.Close(fd)
+	deadline := time.Now().Add(testproc.Guard) // a failure guard
+	n, err := 0, unix.EINTR
+	for errors.Is(err, unix.EINTR) && time.Now().Before(deadline) {
+		n, err = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(time.Until(deadline).Milliseconds()))
+	}
+	if n < 1 {
+		args, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		r.t.Fatalf("process %d (%q) did not exit within %s", pid, args, testproc.Guard)
+	}
+}
+
+// killLeftovers kills whatever of the rig still runs once its daemon is
+// gone (after a failed test), and reaps it.
+func (r *rig) killLeftovers() {
+	for _, pid := range scan(func(pid int, args []string) bool {
+		return slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, r.mark+"/") }) ||
+			len(args) >= 2 && args[0] == r.self && args[1] == "init" && r.rootsInit(pid)
+	}) {
+		unix.Kill(pid, unix.SIGKILL)
+		r.waitGone(pid)
+	}
+	r.reap()
+}
+
+// rootsInit reports whether the init pid writes into this rig's logs.
+func (r *rig) rootsInit(pid int) bool {
+	out, _ := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "fd", "1"))
+	return strings.HasPrefix(out, r.layout.Root()+"/")
+}

@@ -1,0 +1,165 @@
+package launch
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vigil-bosh/vigil/internal/launch/procinit"
+	"github.com/vigil-bosh/vigil/internal/sandbox"
+)
+
+// Pool keeps inits started ahead of need, so that a restart does not wait
+// for a new init to start its runtime and register its signals (about 4 ms,
+// most of a restart). A spare init has done all of that and waits for its
+// launch; it opens the process's log files itself once it gets one. The pool
+// owns one goroutine, which refills it; Close stops it and ends the spares.
+type Pool struct {
+	init       string
+	env        []string
+	cloneFlags uintptr    // namespaces the spares are created in
+	console    []*os.File // the console the spares inherit after their socket (see procinit.Launch.Console)
+	spares     chan *spare
+	wake       chan struct{}
+	stop       chan struct{}
+	done       chan struct{}
+}
+
+// spare is an init that runs and waits for its launch on ctrl.
+type spare struct {
+	cmd  *exec.Cmd
+	ctrl *os.File
+}
+
+// NewPool starts a pool that keeps size spare inits of the binary init
+// (started with env added to their environment). A size below 1 means 1.
+// With isolated, spares are created in a PID namespace of their own when
+// vigil runs as root (a spare's namespace is fresh, so any isolated process
+// can use it); only processes started the same way take them. console,
+// when given (stdout, stderr), is inherited by every spare, for runners
+// that copy output there (Options.Console); only those take them.
+func NewPool(init string, env []string, size int, isolated bool, console ...*os.File) *Pool {
+	var flags uintptr
+	if isolated && os.Geteuid() == 0 && sandbox.HasCapability(unix.CAP_SYS_ADMIN) {
+		flags = unix.CLONE_NEWPID
+	}
+	p := &Pool{init: init, env: env, cloneFlags: flags, console: console, spares: make(chan *spare, max(size, 1)),
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go p.fill()
+	return p
+}
+
+// take returns a spare created with cloneFlags, with a console or not as
+// asked, or nil when none is ready (or p is nil, or its spares are created
+// otherwise). Either way it asks for the pool to be refilled.
+func (p *Pool) take(cloneFlags uintptr, console bool) *spare {
+	if p == nil || p.cloneFlags != cloneFlags || (len(p.console) > 0) != console {
+		return nil
+	}
+	defer p.poke()
+	select {
+	case s := <-p.spares:
+		return s
+	default:
+		return nil
+	}
+}
+
+func (p *Pool) poke() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (p *Pool) fill() {
+	defer close(p.done)
+	for {
+		for len(p.spares) < cap(p.spares) {
+			s, err := startInit(p.init, p.env, "", nil, nil, p.cloneFlags, p.console...)
+			if err != nil {
+				break // spawns fall back to a fresh init; try again when woken
+			}
+			select {
+			case p.spares <- s:
+			case <-p.stop:
+				s.discard()
+				return
+			}
+		}
+		select {
+		case <-p.wake:
+		case <-p.stop:
+			return
+		}
+	}
+}
+
+// Close stops refilling and ends every spare. It returns once they are
+// reaped.
+func (p *Pool) Close() {
+	close(p.stop)
+	<-p.done
+	for {
+		select {
+		case s := <-p.spares:
+			s.discard()
+		default:
+			return
+		}
+	}
+}
+
+// discard kills a spare that will never get a launch and reaps it.
+func (s *spare) discard() {
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+	s.ctrl.Close()
+}
+
+// startInit starts the init binary as "init [LABEL]" in a session of its
+// own, with stdout and stderr (nil: /dev/null), its end of a fresh control
+// socket on fd 3 and extra after it, in the namespaces cloneFlags asks for.
+func startInit(init string, env []string, label string, stdout, stderr *os.File, cloneFlags uintptr, extra ...*os.File) (*spare, error) {
+	// Our end is non-blocking so that its reader waits in the poller, not
+	// in a thread of its own; the init's end blocks.
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+	if err == nil {
+		err = unix.SetNonblock(fds[1], false)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("control socket: %w", err)
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "control"), os.NewFile(uintptr(fds[1]), "control")
+	defer theirs.Close()
+	args := []string{init, "init"}
+	if label != "" {
+		args = append(args, label)
+	}
+	initEnv := []string{"GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1", "GOGC=50"}
+	if len(extra) > 0 { // the console, after the socket (procinit.ConsoleEnv)
+		initEnv = append(initEnv, procinit.ConsoleEnv+"=1")
+	}
+	cmd := &exec.Cmd{
+		Path:        init,
+		Args:        args,
+		Env:         append(initEnv, env...),
+		Dir:         "/",
+		ExtraFiles:  append([]*os.File{theirs}, extra...),
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Cloneflags: cloneFlags},
+	}
+	if stdout != nil {
+		cmd.Stdout = stdout
+	}
+	if stderr != nil {
+		cmd.Stderr = stderr
+	}
+	if err := cmd.Start(); err != nil {
+		ours.Close()
+		return nil, fmt.Errorf("start init: %w", err)
+	}
+	return &spare{cmd: cmd, ctrl: ours}, nil
+}

@@ -1,0 +1,419 @@
+package procinit
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vigil-bosh/vigil/internal/regfile"
+	"github.com/vigil-bosh/vigil/internal/sandbox"
+	"github.com/vigil-bosh/vigil/internal/sandbox/cgroup"
+)
+
+// Main runs the init. It reads the Launch from fd 3 and returns the exit
+// code for the process: the executable's code, 128+signal when a signal
+// killed it, or one of the Exit* codes when it never ran. It is meant to be
+// the whole life of the process: call it from main and exit with its result.
+func Main() int {
+	if len(os.Args) > 2 && os.Args[2] == EnterArg {
+		return sandbox.Exec(ControlFD, ControlFD+1)
+	}
+	// This goroutine becomes the forker, whose thread must live as long as
+	// the init (see forker); the init's work runs on another from the
+	// start, so that it never waits on the locked thread.
+	runtime.LockOSThread()
+	// The container's stdout and stderr, when given (before anything is
+	// opened: the descriptors after the socket's are theirs).
+	conOut, conErr := inheritedConsole()
+	forks := make(forker)
+	result := make(chan int, 1)
+	go func() { result <- start(forks, conOut, conErr) }()
+	return forks.serve(result)
+}
+
+// start reads the launch and runs the init to its end, forking through
+// forks, with the console it inherited (nils without); it returns the
+// init's exit code.
+func start(forks forker, conOut, conErr *os.File) int {
+	// The executable must not inherit the control socket; and it is made
+	// non-blocking so that its reader waits in the runtime's poller rather
+	// than holding a thread of its own.
+	unix.CloseOnExec(ControlFD)
+	if err := unix.SetNonblock(ControlFD, true); err != nil {
+		fmt.Fprintln(os.Stderr, "vigil init: no control socket on fd 3")
+		return ExitBadLaunch
+	}
+	ctrl := os.NewFile(ControlFD, "control")
+	// Signals must be caught before anything is started so none is lost.
+	sigs := make(chan os.Signal, 64)
+	signal.Notify(sigs, forwarded()...)
+	signal.Notify(sigs, unix.SIGCHLD)
+
+	in := bufio.NewReader(ctrl)
+	line, err := in.ReadBytes('\n')
+	var l Launch
+	if err == nil {
+		l, err = decodeLaunch(line)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "vigil init: read launch: %v\n", err)
+		return ExitBadLaunch
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		fmt.Fprintf(os.Stderr, "vigil init %s: become a subreaper: %v\n", l.Label, err)
+	}
+	it := &initProc{launch: l, ctrl: ctrl, sigs: sigs, cmds: readCommands(in), forks: forks, conOut: conOut, conErr: conErr}
+	return it.run()
+}
+
+// forwarded lists the signals the init passes on to the executable: the
+// standard signals that can be caught, except SIGCHLD (the init's own
+// business) and the synchronous faults and terminal-stop signals tini leaves
+// alone too. Realtime signals are not forwarded: no BOSH job is known to use
+// them, and registering each costs the init about 90 µs of start-up.
+func forwarded() []os.Signal {
+	skip := map[syscall.Signal]bool{
+		unix.SIGKILL: true, unix.SIGSTOP: true, unix.SIGCHLD: true,
+		unix.SIGSEGV: true, unix.SIGBUS: true, unix.SIGFPE: true, unix.SIGILL: true,
+		unix.SIGTRAP: true, unix.SIGSYS: true, unix.SIGABRT: true,
+		unix.SIGTTIN: true, unix.SIGTTOU: true,
+	}
+	var out []os.Signal
+	for s := syscall.Signal(1); s <= 31; s++ {
+		if !skip[s] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// readCommands delivers the supervisor's commands until the socket closes
+// (the supervisor died or let go), then closes the channel. The goroutine
+// ends with the socket; the process exits soon after in any case.
+func readCommands(in *bufio.Reader) <-chan Command {
+	out := make(chan Command, 4)
+	go func() {
+		defer close(out)
+		for {
+			line, err := in.ReadBytes('\n')
+			if err != nil {
+				return
+			}
+			if c, err := decodeCommand(line); err == nil {
+				out <- c
+			}
+		}
+	}()
+	return out
+}
+
+type initProc struct {
+	launch Launch
+	ctrl   *os.File
+	sigs   chan os.Signal
+	cmds   <-chan Command
+	forks  forker  // where the forks run
+	out    *copier // executable's stdout into fd 1
+	errw   *copier // executable's stderr into fd 2
+	child  int     // the executable's pid, once started
+	status unix.WaitStatus
+	done   bool // the executable has been reaped
+
+	hook       int // the pre_start hook's pid while it runs
+	hookStatus unix.WaitStatus
+	hookDone   bool
+
+	notify *notifyPipe // the readiness fd's pipe, when the launch asks for one
+
+	conOut, conErr *os.File // the container's stdout and stderr, when inherited (see Launch.Console)
+
+	outputc chan struct{} // the copiers' drop changes (see outputReport)
+}
+
+// report sends r to the supervisor. A supervisor that went away is not an
+// error: the process keeps running without it.
+func (it *initProc) report(r Report) {
+	raw, err := it.ctrl.SyscallConn()
+	if err != nil {
+		return
+	}
+	msg := encode(r)
+	_ = raw.Write(func(fd uintptr) bool {
+		err := unix.Sendto(int(fd), msg, unix.MSG_NOSIGNAL, nil)
+		return !errors.Is(err, unix.EAGAIN) // wait for room only when full
+	})
+}
+
+func (it *initProc) fail(code int, format string, args ...any) int {
+	msg := fmt.Sprintf(format, args...)
+	fmt.Fprintf(os.Stderr, "vigil init %s: %s\n", it.launch.Label, msg)
+	it.killAll()
+	it.finishOutput()
+	it.report(Report{Event: EventFailed, Error: msg})
+	return code
+}
+
+func (it *initProc) run() int {
+	logs := []struct {
+		fd   int
+		path string
+	}{{1, it.launch.Stdout}, {2, it.launch.Stderr}} // in this order, so failures are reproducible
+	for _, l := range logs {
+		if err := redirect(l.fd, l.path); err != nil {
+			return it.fail(ExitBadLaunch, "%v", err)
+		}
+	}
+	var err error
+	it.outputc = make(chan struct{}, 1)
+	var conOut, conErr *console
+	if it.launch.Console != "" && it.conOut != nil && it.conErr != nil {
+		conOut, conErr = newConsole(it.conOut, it.launch.Console), newConsole(it.conErr, it.launch.Console)
+	}
+	stamps := it.launch.Timestamps
+	if it.out, err = newCopier(os.Stdout, it.launch.Stdout, it.launch.Logs, it.outputc, stamps, conOut); err != nil {
+		return it.fail(ExitBadLaunch, "stdout pipe: %v", err)
+	}
+	if it.errw, err = newCopier(os.Stderr, it.launch.Stderr, it.launch.Logs, it.outputc, stamps, conErr); err != nil {
+		return it.fail(ExitBadLaunch, "stderr pipe: %v", err)
+	}
+	if it.launch.PreStart != "" {
+		if code, msg := it.runHook(); msg != "" {
+			return it.fail(code, "%s", msg)
+		}
+	}
+	if it.notify, err = openNotify(it.launch.NotifyFD); err != nil {
+		return it.fail(ExitBadLaunch, "%v", err)
+	}
+	pid, hostPID, err := it.spawnExecutable()
+	it.notify.closeWriter()
+	if err != nil {
+		return it.fail(ExitExecFailed, "%s", it.execError(err))
+	}
+	it.child = pid
+	it.out.closeWriter()
+	it.errw.closeWriter()
+	if err := it.writePidFile(); err != nil {
+		return it.fail(ExitBadLaunch, "%v", err)
+	}
+	warnings := it.launch.Warnings
+	if it.launch.Sandbox != nil {
+		if err := dropCapabilities(); err != nil {
+			warnings = append(warnings, "the init keeps its capabilities: "+err.Error())
+		}
+	}
+	it.report(Report{Event: EventRunning, PID: hostPID, Warnings: warnings})
+	for !it.done {
+		it.step(nil)
+	}
+	it.killAll() // bpm's PID namespace would take the rest down with it
+	oom := false
+	if sb := it.launch.Sandbox; sb != nil && len(sb.Cgroups) > 0 {
+		// Whatever escaped the init's tree is still in the cgroup. The init
+		// removes it (there is no daemon after a detached start).
+		g := cgroup.Open(sb.Cgroups)
+		oom = g.OOMKills() > 0
+		_ = g.Remove()
+	}
+	it.removePidFile()
+	dropped := it.finishOutput()
+	code, sig := exitOf(it.status)
+	rep := Report{Event: EventExit, Code: code, Signal: sig, Dropped: dropped, OOM: oom && sig == int(unix.SIGKILL)}
+	rep.DroppedStdout, rep.DroppedStderr = it.droppedCounts()
+	it.recordExit(rep)
+	it.report(rep)
+	if sig != 0 {
+		return 128 + sig
+	}
+	return code
+}
+
+// OpenLog opens a process's log file for appending (created 0600),
+// refusing to follow a symlink planted in its place (bpm's safeio rule,
+// with bpm's text) and, without blocking, anything but a regular file (a
+// FIFO the job planted would otherwise hold the open until it is read).
+func OpenLog(path string) (*os.File, error) {
+	f, err := regfile.Append(path, 0o600)
+	if errors.Is(err, regfile.ErrSymlink) {
+		return nil, fmt.Errorf("refusing to open symlink at %s: %w", path, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open log: %w", err)
+	}
+	return f, nil
+}
+
+// redirect points fd at the log file path (see OpenLog), so that an init
+// started before its process was known, or a reopen after a rotation,
+// writes where the process's output belongs. An empty path leaves fd as it
+// is.
+func redirect(fd int, path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := OpenLog(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := unix.Dup3(int(f.Fd()), fd, 0); err != nil {
+		return fmt.Errorf("open log %s: %w", path, err)
+	}
+	return nil
+}
+
+// spawn starts path in its own process group with the launch environment
+// and the output pipes, as a direct child of the init.
+func (it *initProc) spawn(path string, argv []string, dir string) (int, error) {
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return 0, err
+	}
+	defer devnull.Close()
+	return it.forks.forkExec(path, argv, &syscall.ProcAttr{
+		Dir:   dir,
+		Env:   it.launch.Env,
+		Files: it.notify.files(devnull.Fd(), it.out.writer.Fd(), it.errw.writer.Fd()),
+		// Should the init itself be killed outright, the executable dies
+		// with it instead of running on unsupervised.
+		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+	})
+}
+
+// step waits for one thing to happen and deals with it: a signal (SIGCHLD
+// reaps, others go to the executable), a command, or the hook deadline.
+// Before the executable runs, a stop signal, a kill command or the loss of
+// the supervisor ends the wait with stopped; other signals are dropped (the
+// hook gets none).
+func (it *initProc) step(deadline <-chan time.Time) (timedOut, stopped bool) {
+	select {
+	case s := <-it.sigs:
+		sig := s.(syscall.Signal)
+		switch {
+		case sig == unix.SIGCHLD:
+			it.reap()
+		case it.child > 0:
+			_ = unix.Kill(it.child, sig)
+		case sig == unix.SIGTERM || sig == unix.SIGINT || sig == unix.SIGQUIT:
+			return false, true // a stop during the hook
+		}
+	case c, ok := <-it.cmds:
+		switch {
+		case !ok:
+			it.cmds = nil // the supervisor let go: carry on alone
+			if it.child == 0 {
+				// ...unless the executable has not started yet: a start
+				// whose supervisor died (a daemon killed during the
+				// pre_start hook) is abandoned, as bpm never starts the
+				// container when bpm start dies during the hook. The next
+				// daemon finds no pid file and starts the process afresh,
+				// so it must not also start here.
+				return false, true
+			}
+		case c.Cmd == CmdKill:
+			if it.child == 0 {
+				return false, true
+			}
+			it.killAll()
+		case c.Cmd == CmdReopen:
+			it.out.reopen()
+			it.errw.reopen()
+			it.report(Report{Event: EventReopen})
+		}
+	case <-it.notify.lines():
+		it.report(Report{Event: EventReady})
+	case <-it.outputc:
+		it.report(it.outputReport())
+	case <-deadline:
+		return true, false
+	}
+	return false, false
+}
+
+// reap collects every child that has exited without blocking, and notes
+// the status of the executable and of the hook.
+func (it *initProc) reap() {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if pid <= 0 || err != nil {
+			return
+		}
+		it.note(pid, ws)
+	}
+}
+
+func (it *initProc) note(pid int, ws unix.WaitStatus) {
+	switch {
+	case it.child > 0 && pid == it.child && !it.done:
+		it.status, it.done = ws, true
+	case it.hook > 0 && pid == it.hook && !it.hookDone:
+		it.hookStatus, it.hookDone = ws, true
+	}
+}
+
+func exitOf(ws unix.WaitStatus) (code, sig int) {
+	if ws.Signaled() {
+		return 0, int(ws.Signal())
+	}
+	return ws.ExitStatus(), 0
+}
+
+// killAll kills the executable's process group and then every process left
+// below the init, reaping each, until the init has no children. Orphans are
+// re-parented to the init (it is a subreaper), so nothing escapes. When
+// nothing is left, which is the usual case, it returns without scanning.
+func (it *initProc) killAll() {
+	if it.child > 0 && !it.done {
+		_ = unix.Kill(-it.child, unix.SIGKILL)
+		_ = unix.Kill(it.child, unix.SIGKILL)
+	}
+	flags := unix.WNOHANG
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, flags, nil)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return // ECHILD: nothing left
+		case pid > 0:
+			it.note(pid, ws)
+			flags = unix.WNOHANG
+			continue
+		}
+		// Children remain and none has ended yet: kill them all, then block
+		// until one is reaped (its own children come to the init meanwhile).
+		// As PID 1 of its own namespace the init kills everything else in it.
+		if os.Getpid() == 1 {
+			_ = unix.Kill(-1, unix.SIGKILL)
+		}
+		for _, c := range childrenOf(os.Getpid()) {
+			_ = unix.Kill(c, unix.SIGKILL)
+		}
+		flags = 0
+	}
+}
+
+// finishOutput waits for the output copiers to drain what the dead
+// processes wrote and returns the bytes lost to write errors.
+func (it *initProc) finishOutput() int64 {
+	var dropped int64
+	for _, c := range []*copier{it.out, it.errw} {
+		if c != nil {
+			c.closeWriter()
+			dropped += c.wait(2 * time.Second)
+			c.console.close(time.Second)
+		}
+	}
+	return dropped
+}

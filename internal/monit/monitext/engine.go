@@ -1,0 +1,161 @@
+package monitext
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"reflect"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vigil-bosh/vigil/internal/monit"
+	"github.com/vigil-bosh/vigil/internal/monit/monitrc"
+)
+
+// buildEngine makes the monit engine for a load, over the daemon's
+// supervisors; the engine's cycles check the other services (files, hosts,
+// the system) through check units, kept from the engine before while
+// their service is unchanged. Its first cycle waits for booted.
+func (x *Extension) buildEngine(l *load, old *monit.Engine, booted <-chan struct{}) *monit.Engine {
+	units := map[string]monit.Unit{}
+	for _, s := range l.cfg.Services {
+		key := strings.ToLower(s.Name)
+		if id, ok := l.ids[key]; ok {
+			if sup, ok := x.host.Supervisor(id); ok {
+				u := &monit.SupervisorUnit{Sup: sup, Stats: x.stats, Passive: passive(s)}
+				if s.Start != nil {
+					u.StartTimeout = s.Start.Timeout
+				}
+				if s.Stop != nil {
+					u.StopTimeout = s.Stop.Timeout + 30*time.Second // the kill stages after the stop program
+				}
+				units[s.Name] = u
+			}
+			continue
+		}
+		if old != nil {
+			if u, ok := old.Unit(s.Name); ok {
+				if was, ok := old.Config().Lookup(s.Name); ok && sameService(was, s) {
+					if cu, ok := u.(*monit.CheckUnit); ok {
+						units[s.Name] = cu
+						continue
+					}
+				}
+			}
+		}
+		units[s.Name] = monit.NewCheckUnit(s, !l.unmonitored[key] && s.Mode != "manual")
+	}
+	inc := time.Now().Unix()
+	last := x.state.load().Incarnation
+	if old != nil {
+		last = old.Incarnation()
+	}
+	if inc <= last {
+		inc = last + 1 // the agent waits for a different one
+	}
+	return monit.NewEngineWith(l.cfg, units, monit.EngineOptions{Started: x.host.Started(),
+		Incarnation: inc, OnDone: x.actionDone, Alert: x.send, Spawn: x.programs.run, Booting: l.booting,
+		Host: hostname(), Stats: x.stats, Booted: booted, OnChange: x.host.Changed})
+}
+
+// sameService reports whether a service is unchanged, apart from where it
+// was written.
+func sameService(a, b *monitrc.Service) bool {
+	x, y := *a, *b
+	x.File, x.Line, y.File, y.Line = "", 0, "", 0
+	return reflect.DeepEqual(x, y)
+}
+
+// actionDone runs after each monit action: the not-monitored set is saved
+// and the daemon's watchers are woken.
+func (x *Extension) actionDone(svc, action string, err error) {
+	if e := x.engine.Load(); e != nil {
+		if werr := x.state.write(e); werr != nil {
+			x.host.Log.Error("monit state", "error", werr)
+		}
+	}
+	if l := x.cur.Load(); l != nil && x.host.Asked != nil {
+		if id, ok := l.ids[strings.ToLower(svc)]; ok {
+			what := action
+			if err != nil {
+				what += ": failed: " + err.Error()
+			}
+			x.host.Asked(id, what)
+		}
+	}
+	if err != nil {
+		x.host.Log.Error("monit action", "service", svc, "action", action, "error", err)
+		return
+	}
+	x.host.Log.Info("monit action", "service", svc, "action", action)
+	x.host.Changed()
+}
+
+// serve starts the HTTP API for e the first time control files ask for
+// one, serving until ctx is done; later it swaps the engine it serves.
+func (x *Extension) serve(ctx context.Context, e *monit.Engine) error {
+	if e.Config().HTTPD == nil {
+		return nil
+	}
+	if x.srv != nil {
+		return x.srv.Swap(e)
+	}
+	srv, err := monit.NewServer(e, time.Now)
+	if err != nil {
+		return fmt.Errorf("monit http api: %w", err)
+	}
+	ln, err := net.Listen("tcp", monit.Addr(e.Config().HTTPD))
+	if err != nil {
+		return fmt.Errorf("monit http api: %w", err)
+	}
+	x.srv = srv
+	x.srvDone = make(chan error, 1)
+	go func() { x.srvDone <- srv.Serve(ctx, ln) }()
+	x.host.Log.Info("monit api", "address", ln.Addr().String())
+	return nil
+}
+
+// stats fills in monit's memory figures (resident set of the process, and
+// of it with its descendants) and CPU times from the daemon's shared pass
+// over /proc.
+// Figures that cannot be read are zero.
+func (x *Extension) stats(pid int, st *monit.UnitStatus) {
+	m, ok := x.host.Usage.Memory(pid)
+	if !ok {
+		return
+	}
+	st.MemKB, st.MemKBTotal, st.Children = m.OwnBytes/1024, m.TreeBytes/1024, m.Children
+	st.CPUTicks, st.CPUTicksTotal = m.OwnTicks, m.TreeTicks
+	if m.TotalBytes > 0 {
+		st.MemPct = 100 * float64(st.MemKB) / float64(m.TotalBytes/1024)
+		st.MemPctTotal = 100 * float64(st.MemKBTotal) / float64(m.TotalBytes/1024)
+	}
+}
+
+// programs runs the engines' programs (exec actions, checks' start and
+// stop programs), each in a session of its own, owned by the extension:
+// bounded by the ctx of Apply (the session is ended then), ended as it
+// fails when endOnFailure (monit.Running.Wait) and waited for by
+// Wait. run never blocks.
+type programs struct {
+	ctx context.Context
+	log *slog.Logger
+	wg  sync.WaitGroup
+}
+
+func (ps *programs) run(p *monitrc.Program, env []string, endOnFailure bool) {
+	run, err := monit.Spawn(p, env)
+	if err != nil {
+		ps.log.Error("monit program", "program", p.Argv[0], "error", err)
+		return
+	}
+	ps.log.Info("monit program", "program", p.Argv[0], "pid", run.PID)
+	ctx := ps.ctx
+	ps.wg.Go(func() {
+		if err := run.Wait(ctx, endOnFailure); err != nil {
+			ps.log.Warn("monit program", "program", p.Argv[0], "error", err)
+		}
+	})
+}

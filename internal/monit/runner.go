@@ -1,0 +1,373 @@
+package monit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vigil-bosh/vigil/internal/monit/monitrc"
+	"github.com/vigil-bosh/vigil/internal/pidfile"
+	"github.com/vigil-bosh/vigil/internal/procstat"
+	"github.com/vigil-bosh/vigil/internal/supervise"
+)
+
+// pidFilePoll is how often a start waits for the pid file to name a live
+// process (monit polls every second).
+const pidFilePoll = 100 * time.Millisecond
+
+// ProgramRunner runs a check process monit's way: the start program (no
+// shell, stdio on /dev/null, MONIT_* environment), then the process the pid
+// file names, watched through a pidfd; stopping runs the stop program. It
+// implements supervise.Runner. Use its Timing for the supervisor: the first
+// stop signal runs the stop program.
+type ProgramRunner struct {
+	Service *monitrc.Service
+	Host    string
+}
+
+// Timing returns the supervisor timing that fits: the stop program's
+// timeout before the process is killed.
+func (r *ProgramRunner) Timing(t supervise.Timing) supervise.Timing {
+	t.StopSignal = syscall.SIGTERM
+	if r.Service.Stop != nil {
+		t.StopTimeout = r.Service.Stop.Timeout
+	}
+	return t
+}
+
+// Env is the environment monit gives its programs.
+func Env(svc *monitrc.Service, host, event, desc string, pid int) []string {
+	env := append(os.Environ(),
+		"MONIT_DATE="+time.Now().Format("Mon, 02 Jan 2006 15:04:05 -0700"),
+		"MONIT_SERVICE="+svc.Name, "MONIT_HOST="+host, "MONIT_EVENT="+event,
+		"MONIT_DESCRIPTION="+desc)
+	if svc.Type == monitrc.TypeProcess {
+		env = append(env, "MONIT_PROCESS_PID="+strconv.Itoa(pid), "MONIT_PROCESS_MEMORY=0",
+			"MONIT_PROCESS_CHILDREN=0", "MONIT_PROCESS_CPU_PERCENT=0")
+	}
+	return env
+}
+
+// Running is a program Spawn started: the leader of a session of its own
+// (its pid is the session's id). Done receives its end once (nil on exit
+// 0); whatever it left in its session lives on until EndSession.
+type Running struct {
+	PID  int
+	Done <-chan error
+}
+
+// Spawn starts p without a shell, in a new session, with stdio on
+// /dev/null; a goroutine reaps it and sends its end on Done.
+func Spawn(p *monitrc.Program, env []string) (*Running, error) {
+	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
+	cmd.Env = env
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if cred, err := credential(p); err != nil {
+		return nil, err
+	} else if cred != nil {
+		cmd.SysProcAttr.Credential = cred
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", p.Argv[0], err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return &Running{PID: cmd.Process.Pid, Done: done}, nil
+}
+
+// Wait returns the program's end, once it has ended or ctx is done (then
+// its session is ended first). With endOnFailure (a check's start
+// program) a program that fails has its session ended too, so that what
+// it left behind does not pile up at every retry; a program that exits 0
+// keeps what it started.
+func (r *Running) Wait(ctx context.Context, endOnFailure bool) error {
+	var err error
+	select {
+	case err = <-r.Done:
+	case <-ctx.Done():
+		EndSession(r.PID, 0)
+		err = <-r.Done
+	}
+	if err != nil && endOnFailure {
+		EndSession(r.PID, 0)
+	}
+	return err
+}
+
+// EndSession kills (SIGKILL) every process left in the session sid, the
+// session of a program Spawn started, except keep (the service's own
+// process, 0 for none). A session id is not reused while one of its
+// members lives, so nothing outside it is hit.
+func EndSession(sid, keep int) {
+	if sid <= 1 {
+		return
+	}
+	snap, err := procstat.Scan()
+	if err != nil {
+		return
+	}
+	for _, pid := range snap.InSession(sid) {
+		if pid != keep && pid != os.Getpid() {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+	}
+}
+
+func credential(p *monitrc.Program) (*syscall.Credential, error) {
+	if p.UID == "" && p.GID == "" {
+		return nil, nil
+	}
+	c := &syscall.Credential{Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid())}
+	if p.UID != "" {
+		uid, gid, err := lookupUser(p.UID)
+		if err != nil {
+			return nil, err
+		}
+		c.Uid, c.Gid = uid, gid
+	}
+	if p.GID != "" {
+		gid, err := lookupGroup(p.GID)
+		if err != nil {
+			return nil, err
+		}
+		c.Gid = gid
+	}
+	if int(c.Uid) == os.Getuid() && int(c.Gid) == os.Getgid() {
+		return nil, nil
+	}
+	return c, nil
+}
+
+// lookupUser returns the uid and primary group of a user given by name or
+// number (monit takes both: as uid vcap, as uid 1000).
+func lookupUser(name string) (uid, gid uint32, err error) {
+	u, err := user.Lookup(name)
+	if err != nil {
+		if n, nerr := strconv.ParseUint(name, 10, 32); nerr == nil {
+			if u, err = user.LookupId(name); err != nil {
+				return uint32(n), uint32(os.Getgid()), nil // a uid without a passwd entry
+			}
+		} else {
+			return 0, 0, fmt.Errorf("uid %s: %w", name, err)
+		}
+	}
+	id, _ := strconv.ParseUint(u.Uid, 10, 32)
+	g, _ := strconv.ParseUint(u.Gid, 10, 32)
+	return uint32(id), uint32(g), nil
+}
+
+// lookupGroup returns the gid of a group given by name or number.
+func lookupGroup(name string) (uint32, error) {
+	if n, err := strconv.ParseUint(name, 10, 32); err == nil {
+		return uint32(n), nil
+	}
+	g, err := user.LookupGroup(name)
+	if err != nil {
+		return 0, fmt.Errorf("gid %s: %w", name, err)
+	}
+	id, _ := strconv.ParseUint(g.Gid, 10, 32)
+	return uint32(id), nil
+}
+
+// Start runs the start program unless the pid file already names a live
+// process, and returns a Process that reports Running once the pid file
+// does, or an exit when the start program fails or the timeout passes.
+func (r *ProgramRunner) Start(ctx context.Context) (supervise.Process, error) {
+	p := &pidProcess{r: r, events: make(chan supervise.ProcessEvent, 2), quit: make(chan struct{})}
+	if pid, fd, ok := livePid(r.Service.PidFile); ok {
+		p.pid, p.fd = pid, fd
+		go p.watch()
+		return p, nil
+	}
+	if r.Service.Start == nil {
+		return nil, errors.New("no start program")
+	}
+	run, err := Spawn(r.Service.Start, Env(r.Service, r.Host, "Started", "start", 0))
+	if err != nil {
+		return nil, err
+	}
+	go p.await(ctx, run, r.Service.Start.Timeout)
+	return p, nil
+}
+
+// pidProcess is one process a pid file names.
+type pidProcess struct {
+	r      *ProgramRunner
+	events chan supervise.ProcessEvent
+	quit   chan struct{} // closed by Kill while the pid file is awaited
+	once   sync.Once
+
+	mu      sync.Mutex
+	pid, fd int
+	stopRan bool
+}
+
+func (p *pidProcess) PID() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pid
+}
+
+func (p *pidProcess) Events() <-chan supervise.ProcessEvent { return p.events }
+
+func (p *pidProcess) exit(e supervise.Exit) {
+	e.At = time.Now()
+	p.events <- supervise.ProcessEvent{Exit: e}
+	close(p.events)
+}
+
+// await waits for the pid file to name a live process, up to the start
+// timeout, as monit does: the start program's exit status does not count
+// (a program that fails but leaves the process running has started it).
+// A start that fails ends the start program's session, so that what it
+// left behind does not pile up at every retry.
+func (p *pidProcess) await(ctx context.Context, run *Running, timeout time.Duration) {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(pidFilePoll)
+	defer tick.Stop()
+	done, status := run.Done, "still running"
+	fail := func(why string) {
+		EndSession(run.PID, 0)
+		p.exit(supervise.Exit{Err: why})
+	}
+	for {
+		if pid, fd, ok := livePid(p.r.Service.PidFile); ok {
+			p.mu.Lock()
+			p.pid, p.fd = pid, fd
+			p.mu.Unlock()
+			p.watch()
+			return
+		}
+		select {
+		case err := <-done:
+			done, status = nil, "exited 0"
+			if err != nil {
+				status = err.Error()
+			}
+		case <-tick.C:
+		case <-deadline.C:
+			fail(fmt.Sprintf("no process in %s after %s (start program: %s)",
+				p.r.Service.PidFile, timeout, status))
+			return
+		case <-p.quit:
+			fail("stopped before it ran")
+			return
+		case <-ctx.Done():
+			fail("supervisor ended")
+			return
+		}
+	}
+}
+
+// watch reports Running, then waits on the pidfd for the exit.
+func (p *pidProcess) watch() {
+	p.events <- supervise.ProcessEvent{Running: true, ExecPID: p.pid}
+	fds := []unix.PollFd{{Fd: int32(p.fd), Events: unix.POLLIN}}
+	for {
+		_, err := unix.Poll(fds, -1)
+		if err == nil || !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	p.mu.Lock()
+	unix.Close(p.fd)
+	p.fd = -1
+	p.mu.Unlock()
+	p.exit(supervise.Exit{}) // not our child: its status is not ours to read
+}
+
+// Signal runs the stop program on the first SIGTERM (the supervisor's
+// first stop stage), and sends any other signal to the process.
+func (p *pidProcess) Signal(sig syscall.Signal) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	// The stop program runs only for a process that runs (monit's do_stop):
+	// one still starting is ended by Kill.
+	if sig == syscall.SIGTERM && !p.stopRan && p.r.Service.Stop != nil && p.pid != 0 {
+		p.stopRan = true
+		_, err := Spawn(p.r.Service.Stop, Env(p.r.Service, p.r.Host, "Stopped", "stop", p.pid))
+		return err
+	}
+	if p.fd < 0 || p.pid == 0 {
+		return nil
+	}
+	return unix.PidfdSendSignal(p.fd, sig, nil, 0)
+}
+
+// Kill kills the process (and its process group when it leads one).
+func (p *pidProcess) Kill() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pid == 0 {
+		p.once.Do(func() { close(p.quit) })
+		return nil
+	}
+	if pg, err := unix.Getpgid(p.pid); err == nil && pg == p.pid && p.fd >= 0 {
+		_ = unix.Kill(-p.pid, unix.SIGKILL)
+	}
+	if p.fd < 0 {
+		return nil
+	}
+	return unix.PidfdSendSignal(p.fd, unix.SIGKILL, nil, 0)
+}
+
+// ForceKill is Kill again: the process is not our child.
+func (p *pidProcess) ForceKill() error { return p.Kill() }
+
+// Alive reports whether the pid file at path names a live process (one
+// Start would adopt instead of running the start program).
+func Alive(path string) bool {
+	_, fd, ok := livePid(path)
+	if ok {
+		unix.Close(fd)
+	}
+	return ok
+}
+
+// livePid reads a pid file and opens a pidfd on the process it names. The
+// process's start time is read before and after opening the pidfd: if it
+// differs the pid was reused and is not trusted.
+func livePid(path string) (pid, fd int, ok bool) {
+	pid, err := pidfile.Read(path) // the job's directory: never through a planted link or FIFO
+	if err != nil || pid <= 1 {
+		return 0, -1, false
+	}
+	before, err := StartTime(pid)
+	if err != nil {
+		return 0, -1, false
+	}
+	fd, err = unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return 0, -1, false
+	}
+	after, err := StartTime(pid)
+	if err != nil || after != before {
+		unix.Close(fd)
+		return 0, -1, false
+	}
+	return pid, fd, true
+}
+
+// StartTime returns a live (not zombie) process's start time in clock
+// ticks since boot.
+func StartTime(pid int) (uint64, error) {
+	st, err := procstat.ReadStat(pid)
+	if err != nil {
+		return 0, fmt.Errorf("read process stat: %w", err)
+	}
+	if st.State == 'Z' {
+		return 0, errors.New("process is a zombie")
+	}
+	return st.StartTicks, nil
+}
