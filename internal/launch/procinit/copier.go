@@ -28,8 +28,9 @@ type copier struct {
 	dropping       atomic.Bool
 	changed        chan<- struct{} // told when dropping starts, doubles or ends
 	closeOnce      sync.Once
-	stamps         bool     // each line begins with the time it was read
-	console        *console // also copy the output there; nil: not
+	stamps         bool      // each line begins with the time it was read
+	console        *console  // also copy the output there; nil: not
+	caps           *capState // raised for a reopen (the log directory is the job user's); nil: never lowered
 
 	// Owned by the loop goroutine:
 	reported  int64 // dropped when changed was last told
@@ -186,7 +187,10 @@ func (c *copier) swap() {
 }
 
 // open opens the log's path again and puts it under dst's descriptor.
-func (c *copier) open() error { return redirect(int(c.dst.Fd()), c.path) }
+func (c *copier) open() (err error) {
+	c.caps.do(func() { err = redirect(int(c.dst.Fd()), c.path) })
+	return err
+}
 
 // closeWriter closes the init's own copy of the pipe's write end, so that
 // the copier sees the end once the processes that hold it are gone.

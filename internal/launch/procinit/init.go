@@ -69,7 +69,7 @@ func start(forks forker, conOut, conErr *os.File) int {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		fmt.Fprintf(os.Stderr, "vigil init %s: become a subreaper: %v\n", l.Label, err)
 	}
-	it := &initProc{launch: l, ctrl: ctrl, sigs: sigs, cmds: readCommands(in), forks: forks, conOut: conOut, conErr: conErr}
+	it := &initProc{launch: l, ctrl: ctrl, sigs: sigs, cmds: readCommands(in), forks: forks, conOut: conOut, conErr: conErr, caps: &capState{}}
 	return it.run()
 }
 
@@ -135,6 +135,9 @@ type initProc struct {
 	conOut, conErr *os.File // the container's stdout and stderr, when inherited (see Launch.Console)
 
 	outputc chan struct{} // the copiers' drop changes (see outputReport)
+
+	caps       *capState // whether a kill or a log's reopen must raise the init's capabilities
+	capWarning string    // why the init keeps them, when it could not drop them
 }
 
 // report sends r to the supervisor. A supervisor that went away is not an
@@ -152,6 +155,7 @@ func (it *initProc) report(r Report) {
 }
 
 func (it *initProc) fail(code int, format string, args ...any) int {
+	_ = it.caps.restore() // for the kills: the init ends
 	msg := fmt.Sprintf(format, args...)
 	fmt.Fprintf(os.Stderr, "vigil init %s: %s\n", it.launch.Label, msg)
 	it.killAll()
@@ -183,6 +187,7 @@ func (it *initProc) run() int {
 	if it.errw, err = newCopier(os.Stderr, it.launch.Stderr, it.launch.Logs, it.outputc, stamps, conErr); err != nil {
 		return it.fail(ExitBadLaunch, "stderr pipe: %v", err)
 	}
+	it.out.caps, it.errw.caps = it.caps, it.caps
 	if it.launch.PreStart != "" {
 		if code, msg := it.runHook(); msg != "" {
 			return it.fail(code, "%s", msg)
@@ -199,18 +204,21 @@ func (it *initProc) run() int {
 	it.child = pid
 	it.out.closeWriter()
 	it.errw.closeWriter()
-	if err := it.writePidFile(); err != nil {
-		return it.fail(ExitBadLaunch, "%v", err)
+	var perr error
+	it.caps.do(func() { perr = it.writePidFile() })
+	if perr != nil {
+		return it.fail(ExitBadLaunch, "%v", perr)
 	}
 	warnings := it.launch.Warnings
-	if it.launch.Sandbox != nil {
-		if err := dropCapabilities(); err != nil {
-			warnings = append(warnings, "the init keeps its capabilities: "+err.Error())
-		}
+	if it.capWarning != "" {
+		warnings = append(warnings, it.capWarning)
 	}
 	it.report(Report{Event: EventRunning, PID: hostPID, Warnings: warnings})
 	for !it.done {
 		it.step(nil)
+	}
+	if err := it.caps.restore(); err != nil {
+		fmt.Fprintf(os.Stderr, "vigil init %s: %v\n", it.launch.Label, err)
 	}
 	it.killAll() // bpm's PID namespace would take the rest down with it
 	oom := false
@@ -299,7 +307,7 @@ func (it *initProc) step(deadline <-chan time.Time) (timedOut, stopped bool) {
 		case sig == unix.SIGCHLD:
 			it.reap()
 		case it.child > 0:
-			_ = unix.Kill(it.child, sig)
+			it.caps.do(func() { _ = unix.Kill(it.child, sig) })
 		case sig == unix.SIGTERM || sig == unix.SIGINT || sig == unix.SIGQUIT:
 			return false, true // a stop during the hook
 		}
@@ -320,7 +328,7 @@ func (it *initProc) step(deadline <-chan time.Time) (timedOut, stopped bool) {
 			if it.child == 0 {
 				return false, true
 			}
-			it.killAll()
+			it.caps.do(it.killAll)
 		case c.Cmd == CmdReopen:
 			it.out.reopen()
 			it.errw.reopen()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -26,14 +27,15 @@ const keptCaps = 1<<unix.CAP_KILL | 1<<unix.CAP_DAC_OVERRIDE
 var errNoAllThreads = errors.New("this binary is built with cgo, which cannot change every thread's capabilities")
 
 // dropCapabilities leaves the init, on every one of its threads, with
-// keptCaps alone: in the bounding set (so that nothing can regain the
-// rest), and as permitted and effective; none inheritable or ambient. It
+// keptCaps alone in the bounding set (so that nothing can regain the rest)
+// and as permitted, and none effective, inheritable or ambient: a thread
+// makes them effective only for one act that needs them (capState.do). It
 // is called once the executable runs, when the init has no more
 // namespaces, mounts or identities to set up. Without root it does
-// nothing: it holds no capability.
-func dropCapabilities() error {
+// nothing (it holds no capability) and reports false.
+func dropCapabilities() (bool, error) {
 	if os.Geteuid() != 0 {
-		return nil
+		return false, nil
 	}
 	// The bounding set first: dropping from it needs CAP_SETPCAP, which
 	// the capset below gives up.
@@ -45,18 +47,27 @@ bounding:
 		_, _, e := syscall.AllThreadsSyscall(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0)
 		switch {
 		case e == syscall.ENOTSUP:
-			return errNoAllThreads
+			return false, errNoAllThreads
 		case e == syscall.EINVAL:
 			break bounding // past the kernel's last capability
 		case e != 0:
-			return fmt.Errorf("drop capability %d from the bounding set: %w", c, e)
+			return false, fmt.Errorf("drop capability %d from the bounding set: %w", c, e)
 		}
 	}
 	if _, _, e := syscall.AllThreadsSyscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e != 0 {
-		return fmt.Errorf("clear the ambient capabilities: %w", e)
+		return false, fmt.Errorf("clear the ambient capabilities: %w", e)
 	}
+	if err := setAllThreads(0); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// setAllThreads makes keptCaps permitted and effect effective on every
+// thread of the init.
+func setAllThreads(effect uint32) error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	data := [2]unix.CapUserData{{Effective: keptCaps, Permitted: keptCaps}}
+	data := [2]unix.CapUserData{{Effective: effect, Permitted: keptCaps}}
 	_, _, e := syscall.AllThreadsSyscall(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0)
 	runtime.KeepAlive(&hdr)
 	runtime.KeepAlive(&data)
@@ -64,4 +75,53 @@ bounding:
 		return fmt.Errorf("set the capabilities: %w", e)
 	}
 	return nil
+}
+
+// capState says whether the init's capabilities are permitted only
+// (dropCapabilities), so that an act that needs them raises them on its
+// own thread for its duration. The zero value means they are effective
+// (not dropped, or restored), as does a nil one: do then just runs the
+// act. Safe for concurrent use; lowered is set and cleared only by the
+// init's work goroutine.
+type capState struct{ lowered atomic.Bool }
+
+// do runs act with keptCaps effective on the calling thread alone, the
+// goroutine locked to it meanwhile (a thread the runtime starts from a
+// locked one comes from its template thread, which holds none). A thread
+// that cannot lower them again stays locked to its goroutine, so that no
+// other goroutine runs with them, and the runtime ends it with the
+// goroutine.
+func (s *capState) do(act func()) {
+	if s == nil || !s.lowered.Load() {
+		act()
+		return
+	}
+	runtime.LockOSThread()
+	raised := setThread(keptCaps) == nil
+	act()
+	if raised && setThread(0) != nil {
+		return
+	}
+	runtime.UnlockOSThread()
+}
+
+// restore makes keptCaps effective on every thread again, for the end of
+// the init's life (the last kills, the cgroup's removal, the exit record).
+func (s *capState) restore() error {
+	if !s.lowered.Load() {
+		return nil
+	}
+	if err := setAllThreads(keptCaps); err != nil {
+		return err
+	}
+	s.lowered.Store(false)
+	return nil
+}
+
+// setThread makes keptCaps permitted and effect effective on the calling
+// thread.
+func setThread(effect uint32) error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	data := [2]unix.CapUserData{{Effective: effect, Permitted: keptCaps}}
+	return unix.Capset(&hdr, &data[0])
 }

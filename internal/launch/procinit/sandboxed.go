@@ -58,6 +58,7 @@ func (it *initProc) spawnSandboxed(spec *sandbox.Spec) (pid, hostPID int, err er
 	if err != nil {
 		return 0, 0, fmt.Errorf("start sandbox helper: %w", err)
 	}
+	it.lowerCapabilities()
 	if _, err := specW.Write(append(spec.AppendJSON(nil), '\n')); err != nil {
 		return 0, 0, fmt.Errorf("send sandbox spec: %w", err)
 	}
@@ -81,6 +82,18 @@ func (it *initProc) spawnSandboxed(spec *sandbox.Spec) (pid, hostPID int, err er
 		return 0, 0, errors.New(msg)
 	}
 	return pid, hostPID, nil
+}
+
+// lowerCapabilities drops the init's capabilities (dropCapabilities) as
+// soon as the sandbox helper, which keeps its own to confine the
+// executable, is forked: before the executable can run, and read the
+// init's.
+func (it *initProc) lowerCapabilities() {
+	lowered, err := dropCapabilities()
+	if err != nil {
+		it.capWarning = "the init keeps its capabilities: " + err.Error()
+	}
+	it.caps.lowered.Store(lowered)
 }
 
 // execError says why the executable did not start, once: the sandbox
