@@ -122,8 +122,10 @@ func (s *spare) discard() {
 
 // startInit starts the init binary as "init [LABEL]" in a session of its
 // own, with stdout and stderr (nil: /dev/null), its end of a fresh control
-// socket on fd 3 and extra after it, in the namespaces cloneFlags asks for.
-func startInit(init string, env []string, label string, stdout, stderr *os.File, cloneFlags uintptr, extra ...*os.File) (*spare, error) {
+// socket on fd 3 and, when given, the console (stdout, stderr) after it,
+// said in its environment (procinit.ConsoleEnv), in the namespaces
+// cloneFlags asks for.
+func startInit(init string, env []string, label string, stdout, stderr *os.File, cloneFlags uintptr, console ...*os.File) (*spare, error) {
 	// Our end is non-blocking so that its reader waits in the poller, not
 	// in a thread of its own; the init's end blocks.
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
@@ -140,7 +142,7 @@ func startInit(init string, env []string, label string, stdout, stderr *os.File,
 		args = append(args, label)
 	}
 	initEnv := []string{"GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1", "GOGC=50"}
-	if len(extra) > 0 { // the console, after the socket (procinit.ConsoleEnv)
+	if len(console) > 0 {
 		initEnv = append(initEnv, procinit.ConsoleEnv+"=1")
 	}
 	cmd := &exec.Cmd{
@@ -148,7 +150,7 @@ func startInit(init string, env []string, label string, stdout, stderr *os.File,
 		Args:        args,
 		Env:         append(initEnv, env...),
 		Dir:         "/",
-		ExtraFiles:  append([]*os.File{theirs}, extra...),
+		ExtraFiles:  append([]*os.File{theirs}, console...),
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Cloneflags: cloneFlags},
 	}
 	if stdout != nil {

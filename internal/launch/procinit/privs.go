@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"sync/atomic"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -81,9 +81,20 @@ func setAllThreads(effect uint32) error {
 // (dropCapabilities), so that an act that needs them raises them on its
 // own thread for its duration. The zero value means they are effective
 // (not dropped, or restored), as does a nil one: do then just runs the
-// act. Safe for concurrent use; lowered is set and cleared only by the
-// init's work goroutine.
-type capState struct{ lowered atomic.Bool }
+// act. Safe for concurrent use: restore waits for the acts in flight, so
+// that no thread lowers its capabilities again after it.
+type capState struct {
+	mu      sync.RWMutex // held shared by each act, exclusively to change lowered
+	lowered bool
+}
+
+// lower records that dropCapabilities left the capabilities permitted
+// only.
+func (s *capState) lower() {
+	s.mu.Lock()
+	s.lowered = true
+	s.mu.Unlock()
+}
 
 // do runs act with keptCaps effective on the calling thread alone, the
 // goroutine locked to it meanwhile (a thread the runtime starts from a
@@ -92,7 +103,13 @@ type capState struct{ lowered atomic.Bool }
 // other goroutine runs with them, and the runtime ends it with the
 // goroutine.
 func (s *capState) do(act func()) {
-	if s == nil || !s.lowered.Load() {
+	if s == nil {
+		act()
+		return
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if !s.lowered {
 		act()
 		return
 	}
@@ -106,15 +123,18 @@ func (s *capState) do(act func()) {
 }
 
 // restore makes keptCaps effective on every thread again, for the end of
-// the init's life (the last kills, the cgroup's removal, the exit record).
+// the init's life (the last kills, the cgroup's removal, the exit record),
+// once the acts in flight are done.
 func (s *capState) restore() error {
-	if !s.lowered.Load() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.lowered {
 		return nil
 	}
 	if err := setAllThreads(keptCaps); err != nil {
 		return err
 	}
-	s.lowered.Store(false)
+	s.lowered = false
 	return nil
 }
 

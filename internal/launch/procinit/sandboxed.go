@@ -93,7 +93,9 @@ func (it *initProc) lowerCapabilities() {
 	if err != nil {
 		it.capWarning = "the init keeps its capabilities: " + err.Error()
 	}
-	it.caps.lowered.Store(lowered)
+	if lowered {
+		it.caps.lower()
+	}
 }
 
 // execError says why the executable did not start, once: the sandbox
