@@ -2,6 +2,8 @@ module github.com/vigil-bosh/vigil
 
 go 1.26.0
 
+toolchain go1.26.8
+
 require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/vigil-bosh/vigil/internal/bpmcli"
+	"github.com/vigil-bosh/vigil/internal/initimage"
 )
 
 // runBPM is the bpm personality: the binary run under the name "bpm" (the
@@ -26,9 +27,25 @@ func runBPM(args []string) int {
 			return os.Getenv(k)
 		}
 	}
+	var prog *initimage.Program
+	defer func() {
+		if prog != nil {
+			_ = prog.Close()
+		}
+	}()
+	init := func() string { // only bpm start and run start an init
+		if prog == nil {
+			if p, err := initimage.Resolve(); err == nil {
+				prog = p
+			} else {
+				return self
+			}
+		}
+		return prog.Path
+	}
 	return bpmcli.Main(args, bpmcli.Env{
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		Getenv: getenv, Version: version, Self: self,
+		Getenv: getenv, Version: version, Self: self, Init: init,
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"path/filepath"
 
 	"github.com/vigil-bosh/vigil/internal/backend/daemon"
@@ -38,13 +39,17 @@ func demoRun(keep bool, web string) error {
 	if err != nil {
 		return err
 	}
+	noIsolation := false
 	if os.Getuid() != 0 {
 		root.Skipped = append(root.Skipped, "isolation (vcap user, namespaces, cgroups) needs root: processes run as you")
+	} else if _, err := user.Lookup("vcap"); err != nil {
+		noIsolation = true
+		root.Skipped = append(root.Skipped, "isolation runs processes as the vcap user, which this machine lacks (useradd vcap): they run as root, unconfined")
 	}
 	ctx, stop := interruptible()
 	defer stop()
 	err = demo.Run(ctx, demo.Options{
-		Root: root, Out: os.Stdout, Clear: isTerminal(os.Stdout), Version: vigilVersion(),
+		Root: root, NoIsolation: noIsolation, Out: os.Stdout, Clear: isTerminal(os.Stdout), Version: vigilVersion(),
 		Render: func(w io.Writer, d *daemon.Daemon) {
 			st, err := d.Status(context.Background())
 			if err != nil {

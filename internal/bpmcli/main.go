@@ -32,9 +32,12 @@ type Env struct {
 	Stdin          io.Reader // given to shell; nil means no input
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
-	Version        string   // vigil's version, shown after bpm's; "" in a development build
-	Self           string   // the vigil binary: re-executed as the init and by term
-	InitEnv        []string // extra environment for the inits (tests)
+	Version        string // vigil's version, shown after bpm's; "" in a development build
+	Self           string // the vigil binary: re-executed by term, and the init when Init is nil
+	// Init, when set, returns the program executed as the per-process
+	// init; it is called only by commands that start one.
+	Init    func() string
+	InitEnv []string // extra environment for the inits (tests)
 }
 
 // Main runs one bpm command line (without the program name) and returns

@@ -144,7 +144,11 @@ func (e *notPresentError) Error() string {
 }
 
 func (c *cli) runner(p job.Process) *launch.Runner {
-	return launch.NewRunner(p, launch.Options{Layout: c.layout, Init: c.env.Self, InitEnv: c.env.InitEnv,
+	init := c.env.Self
+	if c.env.Init != nil {
+		init = c.env.Init()
+	}
+	return launch.NewRunner(p, launch.Options{Layout: c.layout, Init: init, InitEnv: c.env.InitEnv,
 		NoIsolation: c.env.Getenv(launch.IsolationEnv) == "off"})
 }
 

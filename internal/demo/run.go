@@ -22,6 +22,9 @@ type Options struct {
 	Out     io.Writer // where the status goes
 	Clear   bool      // redraw in place (a terminal)
 	Version string
+	// NoIsolation runs the processes unconfined (as root without a vcap
+	// user, say; the caller tells why in Root.Skipped).
+	NoIsolation bool
 	// Render draws a status screen; the caller's table printer.
 	Render func(w io.Writer, d *daemon.Daemon)
 }
@@ -42,7 +45,7 @@ func Run(ctx context.Context, o Options) error {
 	defer logf.Close()
 	log := slog.New(slog.NewTextHandler(logf, nil))
 	m := metrics.New()
-	d, err := daemon.New(daemon.Config{Layout: l, Version: o.Version, Log: log,
+	d, err := daemon.New(daemon.Config{Layout: l, Version: o.Version, Log: log, NoIsolation: o.NoIsolation,
 		ControlOptions: []control.ServeOption{control.WithRequestObserver(m.ObserveRequest)}})
 	if err != nil {
 		return err

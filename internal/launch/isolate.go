@@ -26,7 +26,7 @@ const noSysAdmin = "vigil lacks CAP_SYS_ADMIN: no isolation (namespaces, mounts,
 // debugging); every process then carries the warning noIsolation.
 const IsolationEnv = "VIGIL_ISOLATION"
 
-const noIsolation = "isolation is switched off (" + IsolationEnv + "=off): no namespaces, mounts, user, capabilities, seccomp or limits"
+const noIsolation = "isolation is switched off (" + IsolationEnv + "=off, or vigil demo as root without a vcap user): no namespaces, mounts, user, capabilities, seccomp or limits"
 
 // cgroupName is the cgroup of one instance of a process, below vigil/:
 // ROOT/JOB/PROC/INSTANCE. ROOT is "bosh" for the default BOSH root and a

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/vigil-bosh/vigil/internal/initimage"
 	"github.com/vigil-bosh/vigil/internal/launch/procinit"
 	"github.com/vigil-bosh/vigil/internal/sandbox"
 )
@@ -120,11 +121,11 @@ func (s *spare) discard() {
 	s.ctrl.Close()
 }
 
-// startInit starts the init binary as "init [LABEL]" in a session of its
-// own, with stdout and stderr (nil: /dev/null), its end of a fresh control
-// socket on fd 3 and, when given, the console (stdout, stderr) after it,
-// said in its environment (procinit.ConsoleEnv), in the namespaces
-// cloneFlags asks for.
+// startInit starts the program init as "vigil-init init [LABEL]" in a
+// session of its own, with stdout and stderr (nil: /dev/null), its end of
+// a fresh control socket on fd 3 and, when given, the console (stdout,
+// stderr) after it, said in its environment (procinit.ConsoleEnv), in the
+// namespaces cloneFlags asks for.
 func startInit(init string, env []string, label string, stdout, stderr *os.File, cloneFlags uintptr, console ...*os.File) (*spare, error) {
 	// Our end is non-blocking so that its reader waits in the poller, not
 	// in a thread of its own; the init's end blocks.
@@ -137,7 +138,7 @@ func startInit(init string, env []string, label string, stdout, stderr *os.File,
 	}
 	ours, theirs := os.NewFile(uintptr(fds[0]), "control"), os.NewFile(uintptr(fds[1]), "control")
 	defer theirs.Close()
-	args := []string{init, "init"}
+	args := []string{initimage.Name, "init"} // what ps shows, whichever program init is
 	if label != "" {
 		args = append(args, label)
 	}

@@ -30,6 +30,7 @@ type sandboxed struct {
 	layout boshpath.Layout
 	rep    *testproc.Listener
 	bin    string // the test binary inside the root
+	init   string // the init's program: the test binary, unless set
 	user   string
 	uid    int
 }
@@ -96,8 +97,11 @@ func (s *sandboxed) process(name, behaviour string, extra ...string) job.Process
 
 func (s *sandboxed) start(p job.Process) (*Runner, supervise.Process) {
 	s.t.Helper()
-	self, _ := os.Executable()
-	r := NewRunner(p, Options{Layout: s.layout, Init: self, InitEnv: []string{"GORACE=" + testproc.NoRaceExitDelay}, User: s.user})
+	init := s.init
+	if init == "" {
+		init, _ = os.Executable()
+	}
+	r := NewRunner(p, Options{Layout: s.layout, Init: init, InitEnv: []string{"GORACE=" + testproc.NoRaceExitDelay}, User: s.user})
 	pr, err := r.Start(context.Background())
 	if err != nil {
 		s.t.Fatal(err)
@@ -145,8 +149,17 @@ func (s *sandboxed) exitOf(pr supervise.Process) supervise.Exit {
 	}
 }
 
+// TestSandboxEnvironment runs the process under either init: the test
+// binary (vigil itself as the init) and the embedded vigil-init, which
+// re-executes itself from memory as the sandbox helper.
 func TestSandboxEnvironment(t *testing.T) {
+	t.Run("vigil", func(t *testing.T) { testSandboxEnvironment(t, "") })
+	t.Run("vigil-init", func(t *testing.T) { testSandboxEnvironment(t, embeddedInit(t)) })
+}
+
+func testSandboxEnvironment(t *testing.T, init string) {
 	s := newSandboxed(t)
+	s.init = init
 	l := s.layout
 	p := s.process("env", "inspect",
 		testproc.EnvWrite+"="+strings.Join([]string{"/etc/vigil-test", l.JobDir("job") + "/x",

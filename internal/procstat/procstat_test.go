@@ -2,6 +2,7 @@ package procstat
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -38,10 +39,23 @@ func startCat(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil { // returns once cat has been exec'd
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { in.Close(); cmd.Wait() })
+	// Its echo of a line says that cat is in its read loop: its dynamic
+	// loader, which opens libraries for a moment, is done.
+	echo := make([]byte, 2)
+	if _, err := in.Write([]byte("x\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(out, echo); err != nil || string(echo) != "x\n" {
+		t.Fatalf("cat echoed %q (%v)", echo, err)
+	}
 	return cmd.Process.Pid
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/internal/backend"
+	"github.com/vigil-bosh/vigil/internal/initimage"
 	"github.com/vigil-bosh/vigil/internal/launch"
 	"github.com/vigil-bosh/vigil/internal/monit/monitext"
 	"github.com/vigil-bosh/vigil/internal/supervise"
@@ -27,7 +28,7 @@ import (
 type Config struct {
 	Layout      boshpath.Layout
 	Jobs        []string         // supervise only these jobs; empty means all
-	Init        string           // binary re-executed as the per-process init; empty means this one
+	Init        string           // the program executed as the per-process init; empty means the embedded vigil-init
 	InitEnv     []string         // extra environment for the init (tests)
 	Timing      supervise.Timing // stop ladder and restart policy; zero means bpm's ladder
 	HookTimeout time.Duration    // bound on hooks.pre_start; zero means launch.DefaultHookTimeout
@@ -60,6 +61,7 @@ const spareInits = 2
 type Daemon struct {
 	cfg   Config
 	log   *slog.Logger
+	init  string        // the program each init executes (set by Run)
 	ready chan struct{} // closed once the first load has settled
 	tree  *supervise.Tree
 	// treeCtx lives as long as the supervisors (set by Run); commands are
@@ -102,13 +104,6 @@ type loaded struct {
 
 // New returns a daemon for cfg. Nothing runs until Run.
 func New(cfg Config) (*Daemon, error) {
-	if cfg.Init == "" {
-		self, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("find own binary for the per-process init: %w", err)
-		}
-		cfg.Init = self
-	}
 	log := cfg.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -144,7 +139,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 			d.log.Info("removed empty cgroups left behind", "count", n)
 		}
 	}
-	d.pool = launch.NewPool(d.cfg.Init, d.cfg.InitEnv, spareInits, !d.cfg.NoIsolation, d.console()...)
+	closeInit, err := d.resolveInit()
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer closeInit()
+	d.pool = launch.NewPool(d.init, d.cfg.InitEnv, spareInits, !d.cfg.NoIsolation, d.console()...)
 	defer d.pool.Close()
 	treeCtx, cancelTree := context.WithCancel(context.Background())
 	defer cancelTree()
@@ -190,6 +191,25 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.log.Info("stopped", "error", err)
 	return err
+}
+
+// resolveInit sets the program every init executes: Config.Init, or the
+// embedded vigil-init (vigil itself where there is none). The returned
+// func releases it; Run calls it once nothing will start an init again.
+func (d *Daemon) resolveInit() (func(), error) {
+	if d.cfg.Init != "" {
+		d.init = d.cfg.Init
+		return func() {}, nil
+	}
+	prog, err := initimage.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	if prog.Fallback != nil {
+		d.log.Info("running vigil itself as the per-process init", "reason", prog.Fallback)
+	}
+	d.init = prog.Path
+	return func() { _ = prog.Close() }, nil
 }
 
 // console is where processes' output is copied besides their logs: the

@@ -215,7 +215,7 @@ func (d *Daemon) addAll(next *loaded, ids []supervise.ID) (start, finish []super
 func (d *Daemon) supervisorConfig(next *loaded, id supervise.ID) supervise.Config {
 	cfg := supervise.Config{ID: id, Timing: d.cfg.Timing, OnChange: d.onChange}
 	if sp := next.specs[id]; sp.program == "" {
-		r := launch.NewRunner(sp.proc, launch.Options{Layout: d.cfg.Layout, Init: d.cfg.Init,
+		r := launch.NewRunner(sp.proc, launch.Options{Layout: d.cfg.Layout, Init: d.init,
 			InitEnv: d.cfg.InitEnv, HookTimeout: d.cfg.HookTimeout, Pool: d.pool,
 			NoIsolation: d.cfg.NoIsolation, Log: d.log, Console: d.console()})
 		next.runners[id] = r

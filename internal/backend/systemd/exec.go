@@ -11,6 +11,7 @@ import (
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/internal/backend"
+	"github.com/vigil-bosh/vigil/internal/initimage"
 	"github.com/vigil-bosh/vigil/internal/launch"
 	"github.com/vigil-bosh/vigil/internal/supervise"
 	"github.com/vigil-bosh/vigil/internal/supervise/restart"
@@ -22,7 +23,7 @@ import (
 type ExecConfig struct {
 	Layout      boshpath.Layout
 	Job, Proc   string
-	Init        string   // the binary re-executed as the init; "" means this one
+	Init        string   // the program executed as the init; "" means the embedded vigil-init
 	InitEnv     []string // extra environment for the init (tests)
 	NoIsolation bool
 	Timing      supervise.Timing // the stop ladder; zero means bpm's
@@ -58,9 +59,12 @@ func Exec(ctx context.Context, c ExecConfig) (int, error) {
 	p.Hooks.PreStart = "" // ExecStartPre ran it
 	init := c.Init
 	if init == "" {
-		if init, err = os.Executable(); err != nil {
-			return 1, fmt.Errorf("find own binary for the init: %w", err)
+		prog, err := initimage.Resolve()
+		if err != nil {
+			return 1, err
 		}
+		defer prog.Close()
+		init = prog.Path
 	}
 	outLog, errLog := c.Layout.StdoutLog(c.Job, c.Proc), c.Layout.StderrLog(c.Job, c.Proc)
 	from := logEnds(outLog, errLog)

@@ -1,0 +1,80 @@
+// Package initimage carries vigil's per-process init as a program of its
+// own (vigil-init: package procinit and what it needs, about 2 MB, against
+// vigil's 18) and runs it from memory. Every supervised process has an
+// init, so the init's size and start-up are paid once per process: the
+// whole vigil binary would initialise HTTP, TLS, templates and the rest in
+// each of them.
+//
+// The image is built by "go generate" (gen/) and committed, one file per
+// architecture; its test rebuilds it and fails when the committed build is
+// not what the source gives. On an architecture without one, or where
+// memory files are refused, vigil runs itself as the init ("vigil init"),
+// which behaves the same and costs more.
+package initimage
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+//go:generate go run ./gen
+
+// Name is the init's program name, its argv[0]: what ps shows.
+const Name = "vigil-init"
+
+// ErrNone is Open's error on an architecture vigil carries no image for.
+var ErrNone = errors.New("no vigil-init image for this architecture")
+
+// Image is the init's executable in a sealed memory file: nothing can
+// write it, and it is gone when the last process holding or executing it
+// ends (the inits started from it keep it).
+type Image struct {
+	f *os.File
+}
+
+// Open writes the embedded init into a new sealed memory file. The caller
+// closes the Image once it starts no more inits; inits already started
+// keep running from it.
+func Open() (*Image, error) {
+	if len(embedded) == 0 {
+		return nil, ErrNone
+	}
+	fd, err := unix.MemfdCreate(Name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("init image: memfd_create: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), Name)
+	if err := fill(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("init image: %w", err)
+	}
+	return &Image{f: f}, nil
+}
+
+// fill writes the image, makes it executable and seals it against any
+// change.
+func fill(f *os.File) error {
+	if _, err := f.WriteString(embedded); err != nil {
+		return err
+	}
+	if err := f.Chmod(0o555); err != nil {
+		return err
+	}
+	const seals = unix.F_SEAL_SEAL | unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_WRITE
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, seals); err != nil {
+		return fmt.Errorf("seal: %w", err)
+	}
+	return nil
+}
+
+// Path names the image for execve in this process and in its children
+// until they exec (the descriptor is inherited by a fork and closed by its
+// exec, after the kernel has opened the file).
+func (im *Image) Path() string { return "/proc/self/fd/" + strconv.Itoa(int(im.f.Fd())) }
+
+// Close releases the memory file. Inits started from it keep it alive.
+func (im *Image) Close() error { return im.f.Close() }

@@ -1,0 +1,110 @@
+package initimage
+
+import (
+	"bytes"
+	"debug/buildinfo"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func open(t *testing.T) *Image {
+	im, err := Open()
+	if errors.Is(err, ErrNone) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { im.Close() })
+	return im
+}
+
+// TestCommittedImageIsTheSourcesBuild rebuilds vigil-init as go generate
+// does and compares it with the committed files, byte for byte: a change to
+// the init's code without go generate fails here.
+func TestCommittedImageIsTheSourcesBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds vigil-init twice")
+	}
+	committed, err := os.ReadFile("vigil-init.linux-amd64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := buildinfo.Read(bytes.NewReader(committed)); err != nil {
+		t.Fatal(err)
+	} else if info.GoVersion != runtime.Version() {
+		t.Fatalf("the committed vigil-init was built with %s, the tests run with %s: go generate ./internal/initimage with go.mod's toolchain", info.GoVersion, runtime.Version())
+	}
+	dir := t.TempDir()
+	gen := exec.Command("go", "run", "./gen", "-o", dir)
+	if out, err := gen.CombinedOutput(); err != nil {
+		t.Fatalf("go run ./gen: %v\n%s", err, out)
+	}
+	for _, name := range []string{"vigil-init.linux-amd64", "vigil-init.linux-arm64"} {
+		want, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s is not what its source builds to: run go generate ./internal/initimage", name)
+		}
+	}
+}
+
+// TestImageIsSealed: the memory file takes no writes, no truncation and no
+// new seals, through any descriptor.
+func TestImageIsSealed(t *testing.T) {
+	im := open(t)
+	f, err := os.OpenFile(im.Path(), os.O_RDWR, 0)
+	if err == nil {
+		_, err = f.Write([]byte("x"))
+		if terr := f.Truncate(0); terr == nil {
+			t.Error("the image could be truncated")
+		}
+		f.Close()
+	}
+	if err == nil {
+		t.Fatal("the image could be written")
+	}
+	b, err := os.ReadFile(im.Path())
+	if err != nil || string(b) != embedded {
+		t.Fatalf("the image reads back %d bytes (%v), want the %d embedded", len(b), err, len(embedded))
+	}
+}
+
+// TestImageInitialisesOnlyAnInit: the packages whose initialisation runs
+// in every init (GODEBUG=inittrace=1) are the runtime's and the few an init
+// uses; none of HTTP, TLS, templates, YAML, JSON or D-Bus.
+func TestImageInitialisesOnlyAnInit(t *testing.T) {
+	im := open(t)
+	cmd := exec.Command(im.Path(), "init") // no launch on fd 3: it fails after its initialisation
+	cmd.Args[0] = Name
+	cmd.Env = []string{"GODEBUG=inittrace=1"}
+	out, _ := cmd.CombinedOutput()
+	allowed := map[string]bool{"runtime": true, "math": true, "errors": true, "iter": true, "sync": true,
+		"syscall": true, "time": true, "context": true, "io/fs": true, "os": true, "os/signal": true,
+		"unicode": true, "reflect": true, "path/filepath": true, "golang.org/x/sys/unix": true}
+	traced := 0
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line) // init PKG @T ms, C ms clock, B bytes, A allocs
+		if len(f) != 11 || f[0] != "init" {
+			continue
+		}
+		traced++
+		if !allowed[f[1]] && !strings.HasPrefix(f[1], "internal/") {
+			t.Errorf("vigil-init initialises %s (%s bytes)", f[1], f[7])
+		}
+	}
+	if traced == 0 {
+		t.Fatalf("no initialisation traced:\n%s", out)
+	}
+}
