@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -52,7 +53,23 @@ func Open() (*Image, error) {
 		f.Close()
 		return nil, fmt.Errorf("init image: %w", err)
 	}
+	forget(embedded)
 	return &Image{f: f}, nil
+}
+
+// forget drops the pages of s, read-only data of vigil's binary, from this
+// process's memory (the pages are the file's: touched again, they are read
+// again). Copying the image into its memory file read them; a daemon that
+// kept them would carry 2 MB it never uses again.
+func forget(s string) {
+	page := uintptr(os.Getpagesize())
+	start := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	first, end := (start+page-1)&^(page-1), (start+uintptr(len(s)))&^(page-1)
+	if end <= first {
+		return
+	}
+	b := unsafe.Slice(unsafe.StringData(s), len(s))
+	_ = unix.Madvise(b[first-start:end-start], unix.MADV_DONTNEED)
 }
 
 // fill writes the image, makes it executable and seals it against any

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/buildinfo"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,4 +108,37 @@ func TestImageInitialisesOnlyAnInit(t *testing.T) {
 	if traced == 0 {
 		t.Fatalf("no initialisation traced:\n%s", out)
 	}
+}
+
+// TestOpenLeavesNoCopyResident: copying the image into its memory file
+// reads the embedded copy, whose pages Open then drops, so that a daemon
+// does not carry the image twice.
+func TestOpenLeavesNoCopyResident(t *testing.T) {
+	if len(embedded) == 0 {
+		t.Skip(ErrNone)
+	}
+	before := fileResident(t)
+	open(t)
+	if grown := fileResident(t) - before; grown > len(embedded)/2 {
+		t.Fatalf("the process's file pages grew by %d KiB opening a %d KiB image", grown>>10, len(embedded)>>10)
+	}
+}
+
+// fileResident is the process's resident file-backed memory in bytes.
+func fileResident(t *testing.T) int {
+	b, err := os.ReadFile("/proc/self/smaps_rollup")
+	if err != nil {
+		t.Skip(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "Pss_File:"); ok {
+			var kib int
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kib); err != nil {
+				t.Fatal(err)
+			}
+			return kib << 10
+		}
+	}
+	t.Skip("no Pss_File in smaps_rollup")
+	return 0
 }

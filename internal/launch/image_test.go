@@ -49,6 +49,9 @@ func TestEmbeddedInit(t *testing.T) {
 	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pr.PID())); err != nil || !strings.HasPrefix(string(b), initimage.Name+"\x00init\x00") {
 		t.Fatalf("init's command line %q (%v)", b, err)
 	}
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pr.PID())); err != nil || string(b) != initimage.Name+"\n" {
+		t.Errorf("init's name %q (%v), want %s", b, err, initimage.Name)
+	}
 	if w, err := os.OpenFile(exe, os.O_WRONLY, 0); err == nil {
 		_, err = w.Write([]byte("x"))
 		w.Close()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"syscall"
 	"time"
@@ -25,6 +26,7 @@ func Main() int {
 	if len(os.Args) > 2 && os.Args[2] == EnterArg {
 		return sandbox.Exec(ControlFD, ControlFD+1)
 	}
+	nameProcess()
 	// This goroutine becomes the forker, whose thread must live as long as
 	// the init (see forker); the init's work runs on another from the
 	// start, so that it never waits on the locked thread.
@@ -36,6 +38,17 @@ func Main() int {
 	result := make(chan int, 1)
 	go func() { result <- start(forks, conOut, conErr) }()
 	return forks.serve(result)
+}
+
+// nameProcess names the process after its argv[0] (vigil-init) where
+// ps, top and pgrep read its name: executed from a memory file by its
+// descriptor, it would otherwise be named after the descriptor's number.
+func nameProcess() {
+	name := filepath.Base(os.Args[0])
+	if len(name) > 15 { // the kernel's limit (TASK_COMM_LEN less its NUL)
+		name = name[:15]
+	}
+	_ = os.WriteFile("/proc/self/comm", []byte(name), 0)
 }
 
 // start reads the launch and runs the init to its end, forking through
