@@ -15,12 +15,27 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/vigil-bosh/vigil/internal/initimage"
 	"github.com/vigil-bosh/vigil/internal/launch/procinit"
 )
 
-// These benchmarks drive the vigil binary itself as the per-process init,
-// over its launch protocol, as the daemon does (the other packages' tests
-// use their test binary as the init, which links other packages).
+// These benchmarks drive the per-process init over its launch protocol, as
+// the daemon does, for each program it can be: vigil-init, the embedded
+// image vigil executes, and the vigil binary itself, the fallback (the
+// other packages' tests use their test binary as the init, which links
+// other packages).
+
+// initPrograms names the programs an init can be, for sub-benchmarks.
+func initPrograms(b *testing.B) []struct{ name, path string } {
+	progs := []struct{ name, path string }{{"vigil", vigilBin}}
+	im, err := initimage.Open()
+	if err != nil {
+		b.Logf("no vigil-init: %v", err)
+		return progs
+	}
+	b.Cleanup(func() { im.Close() })
+	return append([]struct{ name, path string }{{initimage.Name, im.Path()}}, progs...)
+}
 
 // benchInit is one init started by hand, with its launch sent.
 type benchInit struct {
@@ -29,16 +44,17 @@ type benchInit struct {
 	reports *bufio.Scanner
 }
 
-// startInit starts vigil as an init in dir running argv, and waits until
+// startInit starts prog as an init in dir running argv, and waits until
 // it reports running.
-func startInit(b *testing.B, dir string, argv ...string) *benchInit {
+func startInit(b *testing.B, prog, dir string, argv ...string) *benchInit {
 	b.Helper()
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
 	ours, theirs := os.NewFile(uintptr(fds[0]), "control"), os.NewFile(uintptr(fds[1]), "control")
-	cmd := exec.Command(vigilBin, "init", "bench/p")
+	cmd := exec.Command(prog, "init", "bench/p")
+	cmd.Args[0] = initimage.Name
 	// The daemon's environment for inits (see proc.startInit).
 	cmd.Env = []string{"GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1", "GOGC=50"}
 	cmd.ExtraFiles = []*os.File{theirs}
@@ -83,10 +99,16 @@ func (it *benchInit) end(b *testing.B) {
 // is the CPU of the init and of what it waited for (rusage), which the wall
 // time of a busy machine does not tell.
 func BenchmarkInitStart(b *testing.B) {
+	for _, p := range initPrograms(b) {
+		b.Run(p.name, func(b *testing.B) { benchInitStart(b, p.path) })
+	}
+}
+
+func benchInitStart(b *testing.B, prog string) {
 	dir := b.TempDir()
 	var cpu time.Duration
 	for b.Loop() {
-		it := startInit(b, dir, "/bin/true")
+		it := startInit(b, prog, dir, "/bin/true")
 		if ev := it.next(b); ev != procinit.EventExit {
 			b.Fatalf("init reported %q, want exit", ev)
 		}
@@ -122,9 +144,15 @@ func main() {
 // the floor program's private memory. The figures do not depend on the
 // machine's load; b.N only repeats the reading.
 func BenchmarkInitIdleMemory(b *testing.B) {
+	floor := buildFloor(b, b.TempDir())
+	for _, p := range initPrograms(b) {
+		b.Run(p.name, func(b *testing.B) { benchInitIdleMemory(b, p.path, floor) })
+	}
+}
+
+func benchInitIdleMemory(b *testing.B, prog, floor string) {
 	const n = 20
 	dir := b.TempDir()
-	floor := buildFloor(b, dir)
 	var procs []*exec.Cmd
 	defer func() {
 		for _, p := range procs {
@@ -133,7 +161,7 @@ func BenchmarkInitIdleMemory(b *testing.B) {
 		}
 	}()
 	for range n {
-		it := startInit(b, dir, "/bin/sleep", "1000")
+		it := startInit(b, prog, dir, "/bin/sleep", "1000")
 		defer it.ctrl.Close()
 		procs = append(procs, it.cmd)
 	}

@@ -122,10 +122,11 @@ func (s *spare) discard() {
 }
 
 // startInit starts the program init as "vigil-init init [LABEL]" in a
-// session of its own, with stdout and stderr (nil: /dev/null), its end of
-// a fresh control socket on fd 3 and, when given, the console (stdout,
-// stderr) after it, said in its environment (procinit.ConsoleEnv), in the
-// namespaces cloneFlags asks for.
+// session of its own, with stdout (nil: /dev/null) and stderr (nil: this
+// process's own, where an init's errors before it has its launch go; the
+// launch's log files replace both), its end of a fresh control socket on
+// fd 3 and, when given, the console (stdout, stderr) after it, said in its
+// environment (procinit.ConsoleEnv), in the namespaces cloneFlags asks for.
 func startInit(init string, env []string, label string, stdout, stderr *os.File, cloneFlags uintptr, console ...*os.File) (*spare, error) {
 	// Our end is non-blocking so that its reader waits in the poller, not
 	// in a thread of its own; the init's end blocks.
@@ -157,9 +158,10 @@ func startInit(init string, env []string, label string, stdout, stderr *os.File,
 	if stdout != nil {
 		cmd.Stdout = stdout
 	}
-	if stderr != nil {
-		cmd.Stderr = stderr
+	if stderr == nil {
+		stderr = os.Stderr
 	}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		ours.Close()
 		return nil, fmt.Errorf("start init: %w", err)

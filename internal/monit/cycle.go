@@ -87,19 +87,31 @@ func (e *Engine) cycle(ctx context.Context) {
 		}
 		st := e.state(svc)
 		e.mu.Lock()
-		before := st.bits
+		before := st.shown()
 		e.mu.Unlock()
 		if !e.act(ctx, svc) { // an action posted meanwhile replaces the check
 			e.checkService(ctx, svc, sys)
 		}
 		e.mu.Lock()
 		st.collected = time.Now()
-		changed = changed || st.bits != before
+		changed = changed || st.shown() != before
 		e.mu.Unlock()
 	}
 	if changed && e.opts.OnChange != nil {
 		e.opts.OnChange()
 	}
+}
+
+// shownState is what of a service's state its status shows besides its
+// unit's: the failed events, and whether it is still initializing.
+type shownState struct {
+	bits          int
+	init, booting bool
+}
+
+// shown is st's shownState; the caller holds Engine.mu.
+func (st *svcState) shown() shownState {
+	return shownState{bits: st.bits, init: st.init, booting: st.booting}
 }
 
 // checkService is validate()'s body for one service: every N cycles, the

@@ -268,3 +268,29 @@ func TestNotExistBeforeSupervisor(t *testing.T) {
 		}
 	})
 }
+
+// TestCycleTellsOfTheEndOfInitializing: the cycle that first looks at a
+// service ends its "initializing" with no event changing; watchers are told
+// of that cycle, and of no later one that changes nothing.
+func TestCycleTellsOfTheEndOfInitializing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, fakes, _ := fixture(t, "check process lone with pidfile /p/lone.pid\n  start program \"/bin/lone start\"\n")
+		fakes["lone"].set(running(1))
+		var mu sync.Mutex
+		told := 0
+		e.opts.OnChange = func() { mu.Lock(); told++; mu.Unlock() }
+		if st := statusOf(e, e.cfg.Services[0]); st.Monitor != Initializing {
+			t.Fatalf("before the first cycle: monitor %d, want initializing", st.Monitor)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go e.Run(ctx)
+		time.Sleep(25 * time.Second) // cycles at 0s, 10s and 20s
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		if st := statusOf(e, e.cfg.Services[0]); st.Monitor != Monitored || told != 1 {
+			t.Fatalf("monitor %d after three cycles, watchers told %d times; want monitored, told once", st.Monitor, told)
+		}
+	})
+}

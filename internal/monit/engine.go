@@ -155,8 +155,9 @@ type EngineOptions struct {
 	Booting []string
 	// Host is the host name programs see in MONIT_HOST.
 	Host string
-	// OnChange, if set, is called after a cycle that changed a service's
-	// events, without a lock held; it must not block.
+	// OnChange, if set, is called after a cycle that changed what a
+	// service's status shows (its events, whether it is initializing),
+	// without a lock held; it must not block.
 	OnChange func()
 	// Booted, if set, holds the first cycle (and the actions posted
 	// meanwhile) until it is closed: the daemon closes it once it has

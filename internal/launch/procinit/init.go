@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -74,6 +75,9 @@ func start(forks forker, conOut, conErr *os.File) int {
 	var l Launch
 	if err == nil {
 		l, err = decodeLaunch(line)
+	}
+	if errors.Is(err, io.EOF) && len(line) == 0 {
+		return ExitBadLaunch // a spare whose supervisor let go of it, or died: nothing to say
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "vigil init: read launch: %v\n", err)
