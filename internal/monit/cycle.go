@@ -102,18 +102,6 @@ func (e *Engine) cycle(ctx context.Context) {
 	}
 }
 
-// shownState is what of a service's state its status shows besides its
-// unit's: the failed events, and whether it is still initializing.
-type shownState struct {
-	bits          int
-	init, booting bool
-}
-
-// shown is st's shownState; the caller holds Engine.mu.
-func (st *svcState) shown() shownState {
-	return shownState{bits: st.bits, init: st.init, booting: st.booting}
-}
-
 // checkService is validate()'s body for one service: every N cycles, the
 // restart-rate rules, then the service's own check and the actions of the
 // events it posts. A monitored service is no longer initializing after it.

@@ -188,3 +188,15 @@ func statusOf(e *Engine, svc *monitrc.Service) UnitStatus {
 	}
 	return us
 }
+
+// shownState is what of a service's state its status shows besides its
+// unit's: the failed events, and whether it is still initializing.
+type shownState struct {
+	bits          int
+	init, booting bool
+}
+
+// shown is st's shownState; the caller holds Engine.mu.
+func (st *svcState) shown() shownState {
+	return shownState{bits: st.bits, init: st.init, booting: st.booting}
+}

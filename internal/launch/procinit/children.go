@@ -1,10 +1,13 @@
 package procinit
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // childrenOf lists the live children of pid. It reads the kernel's
@@ -76,3 +79,71 @@ func ChildrenOf(pid int) []int { return childrenOf(pid) }
 // ParentOf returns the parent pid of pid from /proc, and whether it could
 // be read.
 func ParentOf(pid int) (int, bool) { return parentOf(pid) }
+
+// reap collects every child that has exited without blocking, and notes
+// the status of the executable and of the hook.
+func (it *initProc) reap() {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if pid <= 0 || err != nil {
+			return
+		}
+		it.note(pid, ws)
+	}
+}
+
+func (it *initProc) note(pid int, ws unix.WaitStatus) {
+	switch {
+	case it.child > 0 && pid == it.child && !it.done:
+		it.status, it.done = ws, true
+	case it.hook > 0 && pid == it.hook && !it.hookDone:
+		it.hookStatus, it.hookDone = ws, true
+	}
+}
+
+func exitOf(ws unix.WaitStatus) (code, sig int) {
+	if ws.Signaled() {
+		return 0, int(ws.Signal())
+	}
+	return ws.ExitStatus(), 0
+}
+
+// killAll kills the executable's process group and then every process left
+// below the init, reaping each, until the init has no children. Orphans are
+// re-parented to the init (it is a subreaper), so nothing escapes. When
+// nothing is left, which is the usual case, it returns without scanning.
+func (it *initProc) killAll() {
+	if it.child > 0 && !it.done {
+		_ = unix.Kill(-it.child, unix.SIGKILL)
+		_ = unix.Kill(it.child, unix.SIGKILL)
+	}
+	flags := unix.WNOHANG
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, flags, nil)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil:
+			return // ECHILD: nothing left
+		case pid > 0:
+			it.note(pid, ws)
+			flags = unix.WNOHANG
+			continue
+		}
+		// Children remain and none has ended yet: kill them all, then block
+		// until one is reaped (its own children come to the init meanwhile).
+		// As PID 1 of its own namespace the init kills everything else in it.
+		if os.Getpid() == 1 {
+			_ = unix.Kill(-1, unix.SIGKILL)
+		}
+		for _, c := range childrenOf(os.Getpid()) {
+			_ = unix.Kill(c, unix.SIGKILL)
+		}
+		flags = 0
+	}
+}

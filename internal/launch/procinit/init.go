@@ -14,7 +14,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/vigil-bosh/vigil/internal/regfile"
 	"github.com/vigil-bosh/vigil/internal/sandbox"
 	"github.com/vigil-bosh/vigil/internal/sandbox/cgroup"
 )
@@ -259,40 +258,6 @@ func (it *initProc) run() int {
 	return code
 }
 
-// OpenLog opens a process's log file for appending (created 0600),
-// refusing to follow a symlink planted in its place (bpm's safeio rule,
-// with bpm's text) and, without blocking, anything but a regular file (a
-// FIFO the job planted would otherwise hold the open until it is read).
-func OpenLog(path string) (*os.File, error) {
-	f, err := regfile.Append(path, 0o600)
-	if errors.Is(err, regfile.ErrSymlink) {
-		return nil, fmt.Errorf("refusing to open symlink at %s: %w", path, err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open log: %w", err)
-	}
-	return f, nil
-}
-
-// redirect points fd at the log file path (see OpenLog), so that an init
-// started before its process was known, or a reopen after a rotation,
-// writes where the process's output belongs. An empty path leaves fd as it
-// is.
-func redirect(fd int, path string) error {
-	if path == "" {
-		return nil
-	}
-	f, err := OpenLog(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := unix.Dup3(int(f.Fd()), fd, 0); err != nil {
-		return fmt.Errorf("open log %s: %w", path, err)
-	}
-	return nil
-}
-
 // spawn starts path in its own process group with the launch environment
 // and the output pipes, as a direct child of the init.
 func (it *initProc) spawn(path string, argv []string, dir string) (int, error) {
@@ -359,74 +324,6 @@ func (it *initProc) step(deadline <-chan time.Time) (timedOut, stopped bool) {
 		return true, false
 	}
 	return false, false
-}
-
-// reap collects every child that has exited without blocking, and notes
-// the status of the executable and of the hook.
-func (it *initProc) reap() {
-	for {
-		var ws unix.WaitStatus
-		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if pid <= 0 || err != nil {
-			return
-		}
-		it.note(pid, ws)
-	}
-}
-
-func (it *initProc) note(pid int, ws unix.WaitStatus) {
-	switch {
-	case it.child > 0 && pid == it.child && !it.done:
-		it.status, it.done = ws, true
-	case it.hook > 0 && pid == it.hook && !it.hookDone:
-		it.hookStatus, it.hookDone = ws, true
-	}
-}
-
-func exitOf(ws unix.WaitStatus) (code, sig int) {
-	if ws.Signaled() {
-		return 0, int(ws.Signal())
-	}
-	return ws.ExitStatus(), 0
-}
-
-// killAll kills the executable's process group and then every process left
-// below the init, reaping each, until the init has no children. Orphans are
-// re-parented to the init (it is a subreaper), so nothing escapes. When
-// nothing is left, which is the usual case, it returns without scanning.
-func (it *initProc) killAll() {
-	if it.child > 0 && !it.done {
-		_ = unix.Kill(-it.child, unix.SIGKILL)
-		_ = unix.Kill(it.child, unix.SIGKILL)
-	}
-	flags := unix.WNOHANG
-	for {
-		var ws unix.WaitStatus
-		pid, err := unix.Wait4(-1, &ws, flags, nil)
-		switch {
-		case errors.Is(err, unix.EINTR):
-			continue
-		case err != nil:
-			return // ECHILD: nothing left
-		case pid > 0:
-			it.note(pid, ws)
-			flags = unix.WNOHANG
-			continue
-		}
-		// Children remain and none has ended yet: kill them all, then block
-		// until one is reaped (its own children come to the init meanwhile).
-		// As PID 1 of its own namespace the init kills everything else in it.
-		if os.Getpid() == 1 {
-			_ = unix.Kill(-1, unix.SIGKILL)
-		}
-		for _, c := range childrenOf(os.Getpid()) {
-			_ = unix.Kill(c, unix.SIGKILL)
-		}
-		flags = 0
-	}
 }
 
 // finishOutput waits for the output copiers to drain what the dead
