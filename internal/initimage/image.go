@@ -44,7 +44,7 @@ func Open() (*Image, error) {
 	if len(embedded) == 0 {
 		return nil, ErrNone
 	}
-	fd, err := unix.MemfdCreate(Name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	fd, err := memfd()
 	if err != nil {
 		return nil, fmt.Errorf("init image: memfd_create: %w", err)
 	}
@@ -70,6 +70,21 @@ func forget(s string) {
 	}
 	b := unsafe.Slice(unsafe.StringData(s), len(s))
 	_ = unix.Madvise(b[first-start:end-start], unix.MADV_DONTNEED)
+}
+
+// memfd creates the memory file, executable: asked for with MFD_EXEC,
+// which a kernel whose vm.memfd_noexec is 1 needs (it seals memory files
+// against execution by default) and one older than Linux 6.3 refuses as
+// unknown (EINVAL: its memory files are executable anyway). Where
+// vm.memfd_noexec is 2 the kernel refuses executable memory files, and
+// Open fails.
+func memfd() (int, error) {
+	const flags = unix.MFD_CLOEXEC | unix.MFD_ALLOW_SEALING
+	fd, err := unix.MemfdCreate(Name, flags|unix.MFD_EXEC)
+	if errors.Is(err, unix.EINVAL) {
+		fd, err = unix.MemfdCreate(Name, flags)
+	}
+	return fd, err
 }
 
 // fill writes the image, makes it executable and seals it against any
