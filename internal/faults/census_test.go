@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/initimage"
 	"github.com/vigil-bosh/vigil/internal/launch/procinit"
 	"github.com/vigil-bosh/vigil/internal/pidfile"
 	"github.com/vigil-bosh/vigil/internal/testproc"
@@ -158,7 +159,7 @@ func (r *rig) waitGone(pid int) {
 func (r *rig) killLeftovers() {
 	for _, pid := range scan(func(pid int, args []string) bool {
 		return slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, r.mark+"/") }) ||
-			len(args) >= 2 && args[0] == r.self && args[1] == "init" && r.rootsInit(pid)
+			len(args) >= 2 && args[0] == initimage.Name && args[1] == "init" && r.rootsInit(pid)
 	}) {
 		unix.Kill(pid, unix.SIGKILL)
 		r.waitGone(pid)
