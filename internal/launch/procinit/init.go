@@ -22,11 +22,13 @@ import (
 // code for the process: the executable's code, 128+signal when a signal
 // killed it, or one of the Exit* codes when it never ran. It is meant to be
 // the whole life of the process: call it from main and exit with its result.
+// Its goroutine becomes the forker, locked to its thread: the process's
+// main thread when nothing blocked before it (vigil-init's main package
+// locks it in its initialisation, which makes sure).
 func Main() int {
 	if len(os.Args) > 2 && os.Args[2] == EnterArg {
 		return sandbox.Exec(ControlFD, ControlFD+1)
 	}
-	nameProcess()
 	// This goroutine becomes the forker, whose thread must live as long as
 	// the init (see forker); the init's work runs on another from the
 	// start, so that it never waits on the locked thread.
@@ -55,6 +57,7 @@ func nameProcess() {
 // forks, with the console it inherited (nils without); it returns the
 // init's exit code.
 func start(forks forker, conOut, conErr *os.File) int {
+	nameProcess()
 	// The executable must not inherit the control socket; and it is made
 	// non-blocking so that its reader waits in the runtime's poller rather
 	// than holding a thread of its own.
