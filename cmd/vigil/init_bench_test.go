@@ -63,8 +63,15 @@ func startInit(b *testing.B, prog, dir string, argv ...string) *benchInit {
 		b.Fatal(err)
 	}
 	theirs.Close()
+	// What the daemon sends (a pid file, a warning), each init its own files.
+	own, err := os.MkdirTemp(dir, "p")
+	if err != nil {
+		b.Fatal(err)
+	}
 	launch, _ := json.Marshal(procinit.Launch{Label: "bench/p", Path: argv[0], Args: argv, Dir: "/",
-		Env: []string{"PATH=/usr/bin:/bin"}, Stdout: filepath.Join(dir, "out.log"), Stderr: filepath.Join(dir, "err.log")})
+		Env: []string{"PATH=/usr/bin:/bin"}, Stdout: filepath.Join(own, "out.log"), Stderr: filepath.Join(own, "err.log"),
+		PidFile: filepath.Join(own, "p.pid"), ExitFile: filepath.Join(own, "exit.json"),
+		Warnings: []string{"isolation is switched off"}})
 	if _, err := ours.Write(append(launch, '\n')); err != nil {
 		b.Fatal(err)
 	}

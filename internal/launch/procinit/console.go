@@ -124,8 +124,8 @@ func prefixLines(dst, b, prefix []byte, atStart *bool) []byte {
 	return dst
 }
 
-// timestamp is the prefix of a stamped line: the time, RFC 3339 in UTC
-// with milliseconds, and a space.
-func timestamp(now time.Time) []byte {
-	return now.UTC().AppendFormat(make([]byte, 0, 25), "2006-01-02T15:04:05.000Z07:00 ")
+// appendTimestamp appends the prefix of a stamped line to dst: the time,
+// RFC 3339 in UTC with milliseconds, and a space.
+func appendTimestamp(dst []byte, now time.Time) []byte {
+	return now.UTC().AppendFormat(dst, "2006-01-02T15:04:05.000Z07:00 ")
 }

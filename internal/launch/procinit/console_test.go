@@ -43,7 +43,7 @@ func TestConsoleNeverBlocks(t *testing.T) {
 
 func TestTimestamp(t *testing.T) {
 	at := time.Date(2026, 11, 30, 2, 0, 1, 234_567_000, time.FixedZone("x", 3600))
-	if got := string(timestamp(at)); got != "2026-11-30T01:00:01.234Z " {
+	if got := string(appendTimestamp(nil, at)); got != "2026-11-30T01:00:01.234Z " {
 		t.Fatalf("%q", got)
 	}
 }
@@ -56,7 +56,7 @@ func BenchmarkPrefixLines(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		atStart := true
-		prefixLines(nil, chunk, timestamp(time.Now()), &atStart)
+		prefixLines(nil, chunk, appendTimestamp(nil, time.Now()), &atStart)
 	}
 }
 

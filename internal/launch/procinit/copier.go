@@ -33,10 +33,12 @@ type copier struct {
 	caps           *capState // raised for a reopen (the log directory is the job user's); nil: never lowered
 
 	// Owned by the loop goroutine:
-	reported  int64 // dropped when changed was last told
-	lineStart bool  // the last byte written ended a line
-	retryIn   int64 // bytes to write before trying a failed rotation again
-	midLine   bool  // the last byte read did not end a line (for stamps)
+	reported  int64  // dropped when changed was last told
+	lineStart bool   // the last byte written ended a line
+	retryIn   int64  // bytes to write before trying a failed rotation again
+	midLine   bool   // the last byte read did not end a line (for stamps)
+	stampNow  []byte // the stamp of the last chunk, reused
+	stamped   []byte // the last chunk with its stamps, reused
 }
 
 // newCopier starts a copier into dst, which was opened from path; changed
@@ -57,9 +59,19 @@ func newCopier(dst *os.File, path string, rot *LogRotation, changed chan<- struc
 	return c, nil
 }
 
+// copyBuffer is the size of a copier's buffer: a 4 KiB page, a line or
+// a chunk of several at a time (a pipe holds 64 KiB, which a busy writer
+// leaves for a few more reads).
+const copyBuffer = 4 << 10
+
 func (c *copier) loop() {
 	defer close(c.done)
-	buf := make([]byte, 16<<10)
+	// The buffer comes with the first output: a stream the process never
+	// writes to (many a job's stdout) costs the init no page for it.
+	if c.awaitOutput() != nil {
+		return
+	}
+	buf := make([]byte, copyBuffer)
 	for {
 		n, err := c.reader.Read(buf)
 		if n > 0 {
@@ -77,16 +89,34 @@ func (c *copier) loop() {
 	}
 }
 
+// awaitOutput waits, holding no buffer, until the pipe has something to
+// read or every writer is gone; it fails only when the pipe was closed
+// under it (wait gave up).
+func (c *copier) awaitOutput() error {
+	raw, err := c.reader.SyscallConn()
+	if err != nil {
+		return err
+	}
+	return raw.Read(func(fd uintptr) bool {
+		// The poller only wakes on a change: ask the pipe itself first.
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, 0)
+		return n != 0 || (err != nil && err != unix.EINTR)
+	})
+}
+
 // stamp puts the time before each line that begins in b, when the copier
-// stamps lines.
+// stamps lines. The stamped copy reuses the copier's own buffer, so that a
+// busy stamped stream makes no garbage for the init's collector.
 func (c *copier) stamp(b []byte) []byte {
 	if !c.stamps {
 		return b
 	}
 	atStart := !c.midLine
-	out := prefixLines(nil, b, timestamp(time.Now()), &atStart)
+	c.stampNow = appendTimestamp(c.stampNow[:0], time.Now())
+	c.stamped = prefixLines(c.stamped[:0], b, c.stampNow, &atStart)
 	c.midLine = !atStart
-	return out
+	return c.stamped
 }
 
 // write puts b into the log, rotating on the way as often as the file is

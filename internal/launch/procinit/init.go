@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"syscall"
 	"time"
 
@@ -22,24 +21,14 @@ import (
 // code for the process: the executable's code, 128+signal when a signal
 // killed it, or one of the Exit* codes when it never ran. It is meant to be
 // the whole life of the process: call it from main and exit with its result.
-// Its goroutine becomes the forker, locked to its thread: the process's
-// main thread when nothing blocked before it (vigil-init's main package
-// locks it in its initialisation, which makes sure).
 func Main() int {
 	if len(os.Args) > 2 && os.Args[2] == EnterArg {
 		return sandbox.Exec(ControlFD, ControlFD+1)
 	}
-	// This goroutine becomes the forker, whose thread must live as long as
-	// the init (see forker); the init's work runs on another from the
-	// start, so that it never waits on the locked thread.
-	runtime.LockOSThread()
 	// The container's stdout and stderr, when given (before anything is
 	// opened: the descriptors after the socket's are theirs).
 	conOut, conErr := inheritedConsole()
-	forks := make(forker)
-	result := make(chan int, 1)
-	go func() { result <- start(forks, conOut, conErr) }()
-	return forks.serve(result)
+	return start(conOut, conErr)
 }
 
 // nameProcess names the process after its argv[0] (vigil-init) where
@@ -53,10 +42,9 @@ func nameProcess() {
 	_ = os.WriteFile("/proc/self/comm", []byte(name), 0)
 }
 
-// start reads the launch and runs the init to its end, forking through
-// forks, with the console it inherited (nils without); it returns the
-// init's exit code.
-func start(forks forker, conOut, conErr *os.File) int {
+// start reads the launch and runs the init to its end, with the console it
+// inherited (nils without); it returns the init's exit code.
+func start(conOut, conErr *os.File) int {
 	nameProcess()
 	// The executable must not inherit the control socket; and it is made
 	// non-blocking so that its reader waits in the runtime's poller rather
@@ -72,7 +60,10 @@ func start(forks forker, conOut, conErr *os.File) int {
 	signal.Notify(sigs, forwarded()...)
 	signal.Notify(sigs, unix.SIGCHLD)
 
-	in := bufio.NewReader(ctrl)
+	// A small buffer: the launch is one line of about a kilobyte, and a
+	// longer one is gathered by ReadBytes; each buffered page is the
+	// init's for its whole life.
+	in := bufio.NewReaderSize(ctrl, 1024)
 	line, err := in.ReadBytes('\n')
 	var l Launch
 	if err == nil {
@@ -88,7 +79,7 @@ func start(forks forker, conOut, conErr *os.File) int {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		fmt.Fprintf(os.Stderr, "vigil init %s: become a subreaper: %v\n", l.Label, err)
 	}
-	it := &initProc{launch: l, ctrl: ctrl, sigs: sigs, cmds: readCommands(in), forks: forks, conOut: conOut, conErr: conErr, caps: &capState{}}
+	it := &initProc{launch: l, ctrl: ctrl, sigs: sigs, cmds: readCommands(in), conOut: conOut, conErr: conErr, caps: &capState{}}
 	return it.run()
 }
 
@@ -138,7 +129,6 @@ type initProc struct {
 	ctrl   *os.File
 	sigs   chan os.Signal
 	cmds   <-chan Command
-	forks  forker  // where the forks run
 	out    *copier // executable's stdout into fd 1
 	errw   *copier // executable's stderr into fd 2
 	child  int     // the executable's pid, once started
@@ -263,13 +253,21 @@ func (it *initProc) run() int {
 
 // spawn starts path in its own process group with the launch environment
 // and the output pipes, as a direct child of the init.
+//
+// It forks from whichever thread the runtime runs it on. A child's
+// parent-death signal fires when the thread that forked it ends, not the
+// process, and Go ends a thread only when a goroutine locked to it
+// returns; the init's only such goroutine is one whose capabilities could
+// not be lowered again (capState.do), which ends with the init or with
+// the executable's output. Forking on the main thread instead would lock
+// the init's work to it and cost every init a thread of its own.
 func (it *initProc) spawn(path string, argv []string, dir string) (int, error) {
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return 0, err
 	}
 	defer devnull.Close()
-	return it.forks.forkExec(path, argv, &syscall.ProcAttr{
+	return syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Dir:   dir,
 		Env:   it.launch.Env,
 		Files: it.notify.files(devnull.Fd(), it.out.writer.Fd(), it.errw.writer.Fd()),

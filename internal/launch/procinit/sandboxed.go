@@ -46,7 +46,7 @@ func (it *initProc) spawnSandboxed(spec *sandbox.Spec) (pid, hostPID int, err er
 		return 0, 0, err
 	}
 	defer devnull.Close()
-	pid, err = it.forks.forkExec("/proc/self/exe", []string{os.Args[0], "init", EnterArg}, &syscall.ProcAttr{
+	pid, err = syscall.ForkExec("/proc/self/exe", []string{os.Args[0], "init", EnterArg}, &syscall.ProcAttr{
 		Dir:   "/",
 		Env:   os.Environ(),
 		Files: it.notify.files(devnull.Fd(), it.out.writer.Fd(), it.errw.writer.Fd(), specR.Fd(), statW.Fd()),

@@ -306,11 +306,16 @@ func show(t *testing.T, unit string, props ...string) []string {
 }
 
 // execOf is the executable's pid: the init's child (the systemd back end's
-// status names the init only).
+// status names the init only), in the children list of whichever of the
+// init's threads forked it.
 func execOf(t *testing.T, initPID int) int {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", initPID, initPID))
-	f := strings.Fields(string(b))
+	lists, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", initPID))
+	var f []string
+	for _, l := range lists {
+		b, _ := os.ReadFile(l)
+		f = append(f, strings.Fields(string(b))...)
+	}
 	if err != nil || len(f) == 0 {
 		t.Fatalf("no executable below init %d: %v", initPID, err)
 	}
