@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/vigil-bosh/vigil/boshpath"
@@ -32,16 +34,45 @@ func New(t testing.TB, parent string) *Root {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
 	l, err := boshpath.New(dir)
 	if err != nil {
+		os.RemoveAll(dir)
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		killInitsLeft(l.Root())
+		os.RemoveAll(dir)
+	})
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &Root{t: t, Layout: l, Rep: testproc.Listen(t), Self: self}
+}
+
+// killInitsLeft kills, with their executables, the inits that the root's
+// pid files still name once every daemon of the test has ended: a daemon
+// in VM mode (or with monit's control files, as monit) leaves its
+// processes running on purpose, and they must not outlive the test. A pid
+// file whose process is not an init (its pid reused) is left alone.
+func killInitsLeft(root string) {
+	files, _ := filepath.Glob(filepath.Join(root, "sys", "run", "bpm", "*", "*.pid"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 {
+			continue
+		}
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if args := strings.Split(string(cmdline), "\x00"); len(args) < 2 || filepath.Base(args[0]) != "vigil-init" || args[1] != "init" {
+			continue
+		}
+		// The executable dies with its init (its parent-death signal).
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
 }
 
 // Proc is one process of a job that runs the test binary.
