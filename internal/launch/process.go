@@ -99,9 +99,10 @@ func (p *Process) watch() {
 	defer close(p.events)
 	var last procinit.Report
 	sc := bufio.NewScanner(p.ctrl)
+	sc.Buffer(make([]byte, 512), bufio.MaxScanTokenSize) // a report is a short line; a longer one grows it
 	for sc.Scan() {
-		var r procinit.Report
-		if json.Unmarshal(sc.Bytes(), &r) != nil {
+		r, err := procinit.DecodeReport(sc.Bytes())
+		if err != nil {
 			continue
 		}
 		switch r.Event {

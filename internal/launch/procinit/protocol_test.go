@@ -3,6 +3,7 @@ package procinit
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	"github.com/vigil-bosh/vigil/internal/jsonwire/jsonwiretest"
@@ -66,9 +67,37 @@ func TestEncodeExitRecord(t *testing.T) {
 	}
 }
 
+// TestDecodeReportIsJSON: a report with every field set, and the odd
+// ones, decode as encoding/json decodes them.
+func TestDecodeReportIsJSON(t *testing.T) {
+	var full Report
+	jsonwiretest.Fill(&full)
+	for _, line := range []string{string(encode(full)), `{"event":"exit","code":3,"future":{"a":[1,"x"]},"oom":true}`,
+		`{"event":"running","pid":12,"warnings":[]}`, `{}`} {
+		sameDecoding(t, []byte(line))
+	}
+	if _, err := DecodeReport([]byte(`{"event":"exit"`)); err == nil {
+		t.Fatal("a cut report decoded")
+	}
+}
+
+// sameDecoding fails unless DecodeReport and encoding/json agree on line.
+func sameDecoding(t *testing.T, line []byte) {
+	t.Helper()
+	var want Report
+	if err := json.Unmarshal(line, &want); err != nil {
+		t.Fatalf("encoding/json: %v on %s", err, line)
+	}
+	got, err := DecodeReport(line)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("DecodeReport(%s) = %+v, %v; encoding/json %+v", line, got, err, want)
+	}
+}
+
 // FuzzReportRandom: reports and exit records of random values (every
 // field, any bytes in the strings, nil and empty lists) encode as
-// encoding/json encodes them, which is what the daemon decodes.
+// encoding/json encodes them, and the daemon's decoding of the line agrees
+// with encoding/json's.
 func FuzzReportRandom(f *testing.F) {
 	f.Add([]byte("\x05running\x01\x02\x03\x04\x05\x06\x07\x08\x03\x02w\xff"))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -78,6 +107,7 @@ func FuzzReportRandom(f *testing.F) {
 		if got := encode(rec.Report); !bytes.Equal(got, append(want, '\n')) {
 			t.Fatalf("encode(%+v)\n got %s\nwant %s", rec.Report, got, want)
 		}
+		sameDecoding(t, encode(rec.Report))
 		want, _ = json.Marshal(rec)
 		if got := encodeExitRecord(rec); !bytes.Equal(got, want) {
 			t.Fatalf("encodeExitRecord(%+v)\n got %s\nwant %s", rec, got, want)
