@@ -177,3 +177,27 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestCapture: Capture returns the bytes of the value read, as they are in
+// the input, whitespace around it left out, and nil after an error.
+func TestCapture(t *testing.T) {
+	r := NewReader([]byte(`{"a": {"b" : [1, "x"]} , "c":2}`))
+	var got []byte
+	var b []int64
+	r.Object(func(key string) {
+		if key != "a" {
+			r.Skip()
+			return
+		}
+		got = r.Capture(func() {
+			r.Object(func(string) { r.Array(func() { b = append(b, 0); r.Skip() }) })
+		})
+	})
+	if err := r.End(); err != nil || string(got) != `{"b" : [1, "x"]}` || len(b) != 2 {
+		t.Fatalf("captured %q (%d elements), %v", got, len(b), err)
+	}
+	bad := NewReader([]byte(`[1, }`))
+	if got := bad.Capture(bad.Skip); got != nil || bad.Err() == nil {
+		t.Fatalf("captured %q from a broken value, %v", got, bad.Err())
+	}
+}

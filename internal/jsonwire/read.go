@@ -226,6 +226,21 @@ func (r *Reader) Bool() bool {
 	return false
 }
 
+// Capture runs read, which must read one value with r, and returns that
+// value's bytes as they are in the input: a part of it, not a copy (nil
+// after an error).
+func (r *Reader) Capture(read func()) []byte {
+	if !r.space() {
+		return nil
+	}
+	start := r.i
+	read()
+	if r.err != nil {
+		return nil
+	}
+	return r.b[start:r.i]
+}
+
 // Skip reads any value and drops it.
 func (r *Reader) Skip() {
 	if !r.space() {

@@ -66,8 +66,9 @@ func start(conOut, conErr *os.File) int {
 	in := bufio.NewReaderSize(ctrl, 1024)
 	line, err := in.ReadBytes('\n')
 	var l Launch
+	var spec []byte
 	if err == nil {
-		l, err = decodeLaunch(line)
+		l, spec, err = decodeLaunch(line)
 	}
 	if errors.Is(err, io.EOF) && len(line) == 0 {
 		return ExitBadLaunch // a spare whose supervisor let go of it, or died: nothing to say
@@ -79,7 +80,7 @@ func start(conOut, conErr *os.File) int {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		fmt.Fprintf(os.Stderr, "vigil init %s: become a subreaper: %v\n", l.Label, err)
 	}
-	it := &initProc{launch: l, ctrl: ctrl, sigs: sigs, cmds: readCommands(in), conOut: conOut, conErr: conErr, caps: &capState{}}
+	it := &initProc{launch: l, specJSON: spec, ctrl: ctrl, sigs: sigs, cmds: readCommands(in), conOut: conOut, conErr: conErr, caps: &capState{}}
 	return it.run()
 }
 
@@ -125,15 +126,16 @@ func readCommands(in *bufio.Reader) <-chan Command {
 }
 
 type initProc struct {
-	launch Launch
-	ctrl   *os.File
-	sigs   chan os.Signal
-	cmds   <-chan Command
-	out    *copier // executable's stdout into fd 1
-	errw   *copier // executable's stderr into fd 2
-	child  int     // the executable's pid, once started
-	status unix.WaitStatus
-	done   bool // the executable has been reaped
+	launch   Launch
+	specJSON []byte // launch.Sandbox as the launch had it, for the sandbox helper
+	ctrl     *os.File
+	sigs     chan os.Signal
+	cmds     <-chan Command
+	out      *copier // executable's stdout into fd 1
+	errw     *copier // executable's stderr into fd 2
+	child    int     // the executable's pid, once started
+	status   unix.WaitStatus
+	done     bool // the executable has been reaped
 
 	hook       int // the pre_start hook's pid while it runs
 	hookStatus unix.WaitStatus

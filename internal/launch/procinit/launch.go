@@ -11,12 +11,14 @@ import (
 // decodeLaunch decodes a launch as the daemon's encoding/json wrote it,
 // without reflection: encoding/json's caches for the type were the most
 // of what an init allocates in its life (about 85 KiB of private memory
-// by BenchmarkInitIdleMemory). Unknown keys are skipped.
-func decodeLaunch(line []byte) (Launch, error) {
-	var l Launch
+// by BenchmarkInitIdleMemory). Unknown keys are skipped. It also returns
+// the sandbox's JSON as it is in line (nil without one), which the init
+// passes on to the sandbox helper as it is: encoded again, it was half
+// of what an isolated init allocated.
+func decodeLaunch(line []byte) (l Launch, spec []byte, err error) {
 	r := jsonwire.NewReader(line)
 	if r.Null() {
-		return l, fmt.Errorf("launch: null")
+		return l, nil, fmt.Errorf("launch: null")
 	}
 	r.Object(func(key string) {
 		switch key {
@@ -43,7 +45,7 @@ func decodeLaunch(line []byte) (Launch, error) {
 		case "exit_file":
 			l.ExitFile = r.String()
 		case "sandbox":
-			l.Sandbox = sandbox.ReadSpec(r)
+			spec = r.Capture(func() { l.Sandbox = sandbox.ReadSpec(r) })
 		case "warnings":
 			l.Warnings = r.Strings()
 		case "notify_fd":
@@ -59,9 +61,12 @@ func decodeLaunch(line []byte) (Launch, error) {
 		}
 	})
 	if err := r.End(); err != nil {
-		return Launch{}, fmt.Errorf("launch: %w", err)
+		return Launch{}, nil, fmt.Errorf("launch: %w", err)
 	}
-	return l, nil
+	if l.Sandbox == nil {
+		spec = nil // null
+	}
+	return l, spec, nil
 }
 
 func readLogRotation(r *jsonwire.Reader) *LogRotation {

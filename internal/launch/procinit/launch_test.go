@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/vigil-bosh/vigil/internal/jsonwire/jsonwiretest"
+	"github.com/vigil-bosh/vigil/internal/sandbox"
 )
 
 // TestDecodeLaunch: the init's hand-made decoding of a launch reads back
@@ -20,11 +21,11 @@ func TestDecodeLaunch(t *testing.T) {
 	for _, l := range launches {
 		checkLaunch(t, l)
 	}
-	if l, err := decodeLaunch([]byte(`{"future":{"x":[1,"a",null]},"label":"a/b"}`)); err != nil || l.Label != "a/b" {
+	if l, _, err := decodeLaunch([]byte(`{"future":{"x":[1,"a",null]},"label":"a/b"}`)); err != nil || l.Label != "a/b" {
 		t.Errorf("unknown keys: %+v, %v", l, err)
 	}
 	for _, bad := range []string{``, `null`, `{"label":`, `{"args":"x"}`, `{"hook_timeout":1.5}`, `{"sandbox":[]}`, `{"logs":{"keep":"1"}}`} {
-		if _, err := decodeLaunch([]byte(bad)); err == nil {
+		if _, _, err := decodeLaunch([]byte(bad)); err == nil {
 			t.Errorf("decodeLaunch(%q) took it", bad)
 		}
 	}
@@ -42,8 +43,20 @@ func checkLaunch(t *testing.T, l Launch) {
 	if err := json.Unmarshal(raw, &theirs); err != nil {
 		t.Fatal(err)
 	}
-	if ours, err := decodeLaunch(append(raw, '\n')); err != nil || !reflect.DeepEqual(ours, theirs) {
+	ours, spec, err := decodeLaunch(append(raw, '\n'))
+	if err != nil || !reflect.DeepEqual(ours, theirs) {
 		t.Fatalf("decodeLaunch(%s)\n = %+v, %v\nwant %+v", raw, ours, err, theirs)
+	}
+	// The sandbox's JSON, passed on to the helper as it is, decodes there
+	// to the spec the launch holds.
+	if theirs.Sandbox == nil {
+		if spec != nil {
+			t.Fatalf("no sandbox, but its JSON %s", spec)
+		}
+		return
+	}
+	if got, err := sandbox.DecodeSpec(spec); err != nil || !reflect.DeepEqual(&got, theirs.Sandbox) {
+		t.Fatalf("the helper decodes %+v, %v; want %+v", got, err, theirs.Sandbox)
 	}
 }
 
@@ -95,7 +108,7 @@ func FuzzDecodeAny(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		l, errL := decodeLaunch(doc)
+		l, _, errL := decodeLaunch(doc)
 		c, errC := decodeCommand(doc)
 		if jsonwiretest.MayFold(doc) {
 			return

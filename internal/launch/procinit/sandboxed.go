@@ -59,11 +59,16 @@ func (it *initProc) spawnSandboxed(spec *sandbox.Spec) (pid, hostPID int, err er
 		return 0, 0, fmt.Errorf("start sandbox helper: %w", err)
 	}
 	it.lowerCapabilities()
-	if _, err := specW.Write(append(spec.AppendJSON(nil), '\n')); err != nil {
+	raw := it.specJSON
+	if raw == nil {
+		raw = spec.AppendJSON(nil)
+	}
+	if _, err := specW.Write(raw); err != nil {
 		return 0, 0, fmt.Errorf("send sandbox spec: %w", err)
 	}
 	specW.Close()
 	sc := bufio.NewScanner(statR)
+	sc.Buffer(make([]byte, 256), bufio.MaxScanTokenSize) // "pid N", or an error's line
 	var msg string
 	for sc.Scan() {
 		word, rest, _ := strings.Cut(sc.Text(), " ")
