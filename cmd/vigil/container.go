@@ -61,6 +61,7 @@ func defineContainer(c *command) func([]string) error {
 				return err
 			}
 		}
+		leanGC()
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 		defer stop()
 		return container.Run(ctx, cfg)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -102,6 +103,7 @@ func checkSystemd(systemctl string) error {
 // serveSystemd runs the systemd back end until SIGTERM or SIGINT. The units
 // keep running after it ends: systemd owns them.
 func serveSystemd(cfg daemon.Config, unitDir, systemctl string, page httpOptions) error {
+	leanGC()
 	self, err := ownBinary()
 	if err != nil {
 		return err
@@ -126,6 +128,21 @@ func serveSystemd(cfg daemon.Config, unitDir, systemctl string, page httpOptions
 	return nil
 }
 
+// daemonGCPercent is the collector's GOGC in the long-running commands
+// (daemon, monit, container) where the environment sets none. Their live
+// heap is small, about 1.5 MB with 100 processes, and Go's default lets
+// garbage grow to a 4 MB goal before each collection. At 50 the daemon
+// keeps about 1.5 MB less, measured after a start of 100 and 30 status
+// queries, for three times as many collections of that small heap.
+const daemonGCPercent = 50
+
+// leanGC sets daemonGCPercent unless GOGC is set.
+func leanGC() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(daemonGCPercent)
+	}
+}
+
 // serveDaemon runs a daemon until SIGTERM or SIGINT, reopening the logs on
 // SIGHUP.
 func serveDaemon(cfg daemon.Config) error { return serveDaemonWith(cfg, httpOptions{}) }
@@ -133,6 +150,7 @@ func serveDaemon(cfg daemon.Config) error { return serveDaemonWith(cfg, httpOpti
 // serveDaemonWith is serveDaemon with the status page of page served
 // until the daemon has stopped.
 func serveDaemonWith(cfg daemon.Config, page httpOptions) error {
+	leanGC()
 	m := metrics.New()
 	if page.wanted() {
 		cfg.ControlOptions = append(cfg.ControlOptions, control.WithRequestObserver(m.ObserveRequest))

@@ -10,8 +10,8 @@ import (
 
 // tracked is what the event derivation remembers of one process.
 type tracked struct {
-	last control.ProcessStatus // the status events were last derived from
-	inst int                   // the instance it described
+	last *control.ProcessStatus // the status events were last derived from; nil at first
+	inst int                    // the instance it described
 	// upRestarts is the restart count when an instance last came up: a
 	// higher count at the next one means an automatic restart.
 	upRestarts int
@@ -20,26 +20,29 @@ type tracked struct {
 	downAt time.Time
 }
 
-// derive is the pure event derivation: from what is remembered of a
-// process and its new status at now (of instance inst: a number that grows
+// derive is the event derivation: from what is remembered of a process
+// (*t) and its new status at now (of instance inst: a number that grows
 // with each new instance of the process), the events that happened in
-// between, in order (the exit first), and what to remember next. A back
+// between, in order (the exit first). It updates *t to what to remember
+// next, which keeps cur: the caller leaves *cur as it is. A back
 // end publishes every change it sees, so only changes within one step are
 // collapsed (an exit and the immediate respawn show as one status).
-func derive(t tracked, cur control.ProcessStatus, inst int, now time.Time) (tracked, []control.Event) {
+func derive(t *tracked, cur *control.ProcessStatus, inst int, now time.Time) []control.Event {
 	prev := t.last
 	// First sight, or a new supervisor for the same name (after a reload):
 	// restarts counted before are not this one's.
-	if prev.Job == "" && prev.Process == "" || inst < t.inst {
-		t = tracked{upRestarts: cur.Restarts}
-		prev = control.ProcessStatus{Job: cur.Job, Process: cur.Process, State: supervise.Stopped.String()}
+	if prev == nil || inst < t.inst {
+		*t = tracked{upRestarts: cur.Restarts}
+		prev = &control.ProcessStatus{Job: cur.Job, Process: cur.Process, State: supervise.Stopped.String()}
 	}
 	t.last = cur
 	var out []control.Event
 	add := func(kind, msg string, pid int) *control.Event {
-		out = append(out, control.Event{Time: now, Job: cur.Job, Process: cur.Process, Kind: kind,
-			PID: pid, Restarts: cur.Restarts, Message: msg})
-		return &out[len(out)-1]
+		out = append(out, control.Event{})
+		ev := &out[len(out)-1]
+		ev.Time, ev.Job, ev.Process, ev.Kind = now, cur.Job, cur.Process, kind
+		ev.PID, ev.Restarts, ev.Message = pid, cur.Restarts, msg
+		return ev
 	}
 	state, was := stateOf(cur), stateOf(prev)
 
@@ -86,7 +89,7 @@ func derive(t tracked, cur control.ProcessStatus, inst int, now time.Time) (trac
 			}
 			t.downAt = time.Time{}
 		case supervise.Failed:
-			add(control.EventGaveUp, gaveUpWhy(cur), 0)
+			add(control.EventGaveUp, gaveUpWhy(*cur), 0)
 			t.downAt = time.Time{}
 		}
 	}
@@ -98,12 +101,12 @@ func derive(t tracked, cur control.ProcessStatus, inst int, now time.Time) (trac
 	if state == supervise.Running && was == supervise.Running && !newInstance {
 		out = append(out, healthEvents(prev, cur, now)...)
 	}
-	return t, out
+	return out
 }
 
 // escalation is the event of a stop that went on to a step past the
 // shutdown signal between prev and cur, e.g. "SIGQUIT after 15s".
-func escalation(prev, cur control.ProcessStatus, now time.Time) (control.Event, bool) {
+func escalation(prev, cur *control.ProcessStatus, now time.Time) (control.Event, bool) {
 	s := cur.Stop
 	if s == nil || s.Step == control.StepSignal || (prev.Stop != nil && prev.Stop.Step == s.Step) {
 		return control.Event{}, false
@@ -114,13 +117,13 @@ func escalation(prev, cur control.ProcessStatus, now time.Time) (control.Event, 
 }
 
 // stateOf is the state a status names (Stopped when it names none).
-func stateOf(ps control.ProcessStatus) supervise.State {
+func stateOf(ps *control.ProcessStatus) supervise.State {
 	s, _ := supervise.ParseState(ps.State)
 	return s
 }
 
 // healthEvents reports a change of health or readiness.
-func healthEvents(prev, cur control.ProcessStatus, now time.Time) []control.Event {
+func healthEvents(prev, cur *control.ProcessStatus, now time.Time) []control.Event {
 	var kinds []string
 	if cur.Health != prev.Health {
 		switch cur.Health {
@@ -146,7 +149,7 @@ func healthEvents(prev, cur control.ProcessStatus, now time.Time) []control.Even
 
 // probeEvents reports each probe whose latest result turned from passing
 // (or none) to failing, or back.
-func probeEvents(prev, cur control.ProcessStatus, now time.Time) []control.Event {
+func probeEvents(prev, cur *control.ProcessStatus, now time.Time) []control.Event {
 	var out []control.Event
 	for _, r := range cur.Probes {
 		var was *control.ProbeResult

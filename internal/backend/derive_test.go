@@ -112,7 +112,7 @@ func TestDerive(t *testing.T) {
 			{st(supervise.Stopped, 1, 0, unmonitored, exit(1, 0, false, 1)), []string{"exited", "stopped"}},
 			{st(supervise.Starting, 2, 0, exit(1, 0, false, 1)), []string{"monitored"}},
 		}},
-		{name: "a new supervisor after a reload", from: tracked{last: ProcessStatus(st(supervise.Stopped, 7, 6)), inst: 7, upRestarts: 6},
+		{name: "a new supervisor after a reload", from: tracked{last: statusOf(st(supervise.Stopped, 7, 6)), inst: 7, upRestarts: 6},
 			steps: []step{
 				{supervise.Status{ID: id}, nil},
 				{st(supervise.Running, 1, 0), []string{"started"}},
@@ -121,8 +121,7 @@ func TestDerive(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			tr := c.from
 			for i, s := range c.steps {
-				var evs []control.Event
-				tr, evs = derive(tr, ProcessStatus(s.st), s.st.Gen, t0.Add(time.Duration(i)*time.Second))
+				evs := derive(&tr, statusOf(s.st), s.st.Gen, t0.Add(time.Duration(i)*time.Second))
 				var kinds []string
 				for _, ev := range evs {
 					kinds = append(kinds, ev.Kind)
@@ -143,23 +142,26 @@ func TestDeriveDetails(t *testing.T) {
 	t0 := time.Now()
 	id := supervise.ID{Job: "web", Process: "server"}
 	running := supervise.Status{ID: id, State: supervise.Running, WantUp: true, Gen: 1, PID: 41}
-	tr, _ := derive(tracked{}, ProcessStatus(running), running.Gen, t0)
+	var tr tracked
+	derive(&tr, statusOf(running), running.Gen, t0)
 	crashed := supervise.Status{ID: id, State: supervise.Starting, WantUp: true, Gen: 2, PID: 42, Restarts: 1,
 		LastExit: &supervise.Exit{Code: 3, At: t0}}
-	tr, evs := derive(tr, ProcessStatus(crashed), crashed.Gen, t0.Add(time.Millisecond))
+	evs := derive(&tr, statusOf(crashed), crashed.Gen, t0.Add(time.Millisecond))
 	if len(evs) != 1 || evs[0].PID != 41 || evs[0].Exit == nil || evs[0].Exit.Code != 3 ||
 		evs[0].Message != "exited with code 3" || evs[0].Restarts != 1 {
 		t.Fatalf("exit event %+v", evs)
 	}
 	up := crashed
 	up.State = supervise.Running
-	_, evs = derive(tr, ProcessStatus(up), up.Gen, t0.Add(6*time.Millisecond))
+	afterUp := tr
+	evs = derive(&afterUp, statusOf(up), up.Gen, t0.Add(6*time.Millisecond))
 	if len(evs) != 1 || evs[0].Kind != control.EventRestarted || evs[0].PID != 42 ||
 		evs[0].DownSeconds < 0.0049 || evs[0].DownSeconds > 0.0051 {
 		t.Fatalf("restart event %+v", evs)
 	}
 	failed := supervise.Status{ID: id, State: supervise.Failed, Gen: 1, LastExit: &supervise.Exit{Signal: syscall.SIGKILL, OOM: true}}
-	_, evs = derive(tr, ProcessStatus(failed), failed.Gen, t0)
+	afterFail := tr
+	evs = derive(&afterFail, statusOf(failed), failed.Gen, t0)
 	if len(evs) != 2 || evs[0].Exit == nil || !evs[0].Exit.OOM || evs[0].Exit.Signal != "SIGKILL" ||
 		!strings.Contains(evs[1].Message, "OOM") {
 		t.Fatalf("oom events %+v", evs)
@@ -174,19 +176,20 @@ func TestDeriveEscalation(t *testing.T) {
 	id := supervise.ID{Job: "web", Process: "server"}
 	stopping := supervise.Status{ID: id, State: supervise.Stopping, Gen: 1, PID: 41,
 		Stop: &supervise.Ladder{Step: supervise.StepSignal, Signal: syscall.SIGTERM, Began: t0, StepAt: t0}}
-	tr, _ := derive(tracked{}, ProcessStatus(stopping), 1, t0)
+	var tr tracked
+	derive(&tr, statusOf(stopping), 1, t0)
 	if ps := ProcessStatus(stopping); ps.Stop == nil || ps.Stop.Step != control.StepSignal || ps.Stop.Signal != "SIGTERM" {
 		t.Fatalf("stopping status %+v", ps.Stop)
 	}
 	quit := stopping
 	quit.Stop = &supervise.Ladder{Step: supervise.StepQuit, Signal: syscall.SIGQUIT, Began: t0, StepAt: t0.Add(15 * time.Second)}
-	tr, evs := derive(tr, ProcessStatus(quit), 1, t0.Add(15*time.Second))
+	evs := derive(&tr, statusOf(quit), 1, t0.Add(15*time.Second))
 	if len(evs) != 1 || evs[0].Kind != control.EventEscalated || evs[0].Message != "SIGQUIT after 15s (quit)" || evs[0].PID != 41 {
 		t.Fatalf("escalation %+v", evs)
 	}
 	killed := supervise.Status{ID: id, State: supervise.Stopped, Gen: 1, LastExit: &supervise.Exit{Signal: syscall.SIGKILL, At: t0.Add(17 * time.Second),
 		Stop: &supervise.Ladder{Step: supervise.StepKill, Signal: syscall.SIGKILL, Began: t0, After: 17 * time.Second}}}
-	_, evs = derive(tr, ProcessStatus(killed), 1, t0.Add(17*time.Second))
+	evs = derive(&tr, statusOf(killed), 1, t0.Add(17*time.Second))
 	e := evs[0].Exit
 	if evs[0].Kind != control.EventExited || e.StopStep != control.StepKill || e.StoppedBy != "SIGKILL" || e.StopSeconds != 17 ||
 		e.Description != "stopped by SIGKILL after 17s (killed by signal SIGKILL)" {
@@ -197,4 +200,10 @@ func TestDeriveEscalation(t *testing.T) {
 			t.Errorf("step %d is %q in supervise, %q on the wire", i+1, got, name)
 		}
 	}
+}
+
+// statusOf is the wire status of st, as the hub keeps it.
+func statusOf(st supervise.Status) *control.ProcessStatus {
+	ps := ProcessStatus(st)
+	return &ps
 }

@@ -37,9 +37,10 @@ type subscriber struct {
 
 // Observe derives the events of st, the new status of one process of
 // instance inst (a number that grows with each new instance), and sends
-// them. It returns the status observed before st (zero at first sight).
+// them. It keeps st, which the caller must leave as it is, and returns the
+// status observed before it (nil at first sight), which nobody changes.
 // Statuses of one process must be observed in the order they were taken.
-func (h *Hub) Observe(st control.ProcessStatus, inst int) (prev control.ProcessStatus) {
+func (h *Hub) Observe(st *control.ProcessStatus, inst int) (prev *control.ProcessStatus) {
 	now := time.Now()
 	id := supervise.ID{Job: st.Job, Process: st.Process}
 	h.mu.Lock()
@@ -47,8 +48,9 @@ func (h *Hub) Observe(st control.ProcessStatus, inst int) (prev control.ProcessS
 	if h.seen == nil {
 		h.seen = map[supervise.ID]tracked{}
 	}
-	prev = h.seen[id].last
-	t, evs := derive(h.seen[id], st, inst, now)
+	t := h.seen[id]
+	prev = t.last
+	evs := derive(&t, st, inst, now)
 	h.seen[id] = t
 	for _, ev := range evs {
 		h.sendLocked(ev)

@@ -20,16 +20,16 @@ import (
 
 // spawnInit starts a fresh init for the process with stdout and stderr as
 // its fds 1 and 2, and returns it with the launch to send it.
-func (r *Runner) spawnInit(stdout, stderr *os.File) (*spare, procinit.Launch, error) {
+func (r *Runner) spawnInit(stdout, stderr *os.File) (*spare, *procinit.Launch, error) {
 	launch := r.launch()
-	iso, err := r.isolate(&launch)
+	iso, err := r.isolate(launch)
 	if err != nil {
-		return nil, procinit.Launch{}, err
+		return nil, nil, err
 	}
 	s, err := startInit(r.opts.Init, r.opts.InitEnv, launch.Label, stdout, stderr, iso.cloneFlags)
 	if err != nil {
 		_ = iso.group.Remove()
-		return nil, procinit.Launch{}, err
+		return nil, nil, err
 	}
 	return s, launch, nil
 }

@@ -10,10 +10,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/internal/health"
 	"github.com/vigil-bosh/vigil/internal/launch/procinit"
 	"github.com/vigil-bosh/vigil/internal/supervise"
 	"github.com/vigil-bosh/vigil/job"
@@ -82,43 +84,73 @@ func NewRunner(p job.Process, opts Options) *Runner {
 // files. It returns once the init runs; the executable's start is reported
 // through the Process's events.
 func (r *Runner) Start(context.Context) (supervise.Process, error) {
-	l, p := r.opts.Layout, r.p
-	if err := prepare(l, p); err != nil {
+	launch, iso, ns, err := r.prepareStart()
+	if err != nil {
 		return nil, err
+	}
+	if pr := r.startOnSpare(launch, iso, ns); pr != nil {
+		return pr, nil
+	}
+	return r.startFresh(launch, iso, ns)
+}
+
+// prepareStart makes the directories, the launch (on the heap: the
+// supervisor's goroutine calls Start, and its stack stays small), the
+// isolation and the notify socket, and logs what isolation is not
+// enforced.
+func (r *Runner) prepareStart() (*procinit.Launch, isolation, *health.NotifySocket, error) {
+	if err := prepare(r.opts.Layout, r.p); err != nil {
+		return nil, isolation{}, nil, err
 	}
 	launch := r.launch()
-	iso, err := r.isolate(&launch)
+	iso, err := r.isolate(launch)
 	if err != nil {
-		return nil, err
+		return nil, isolation{}, nil, err
 	}
-	ns, err := r.prepareNotify(&launch)
+	ns, err := r.prepareNotify(launch)
 	if err != nil {
 		_ = iso.group.Remove()
-		return nil, err
+		return nil, isolation{}, nil, err
 	}
 	if len(launch.Warnings) > 0 && r.opts.Log != nil {
-		r.opts.Log.Warn("isolation not enforced", "process", launch.Label, "warnings", launch.Warnings)
+		// One string, not a list: slog formats a list through fmt, whose
+		// frames would double the supervisor goroutine's stack.
+		r.opts.Log.Warn("isolation not enforced", "process", launch.Label, "warnings", strings.Join(launch.Warnings, "; "))
 	}
-	record := l.InitRecord(p.Job, p.Name)
-	if s := r.opts.Pool.take(iso.cloneFlags, len(r.opts.Console) > 0); s != nil {
-		pr := newProcess(s.cmd, s.ctrl, l.PidFile(p.Job, p.Name))
-		pr.group = iso.group
-		pr.drops = &r.drops
-		if recordInit(record, s.cmd.Process.Pid) == nil && pr.send(launch) == nil {
-			pr.attachNotify(r.p.Health.Notify, ns, r.p.Health.Watchdog)
-			r.current.Store(pr)
-			go pr.watch()
-			return pr, nil
-		}
+	return launch, iso, ns, nil
+}
+
+// startOnSpare sends the launch to a spare init from the pool; nil when
+// there is none, or it died waiting (it is discarded).
+func (r *Runner) startOnSpare(launch *procinit.Launch, iso isolation, ns *health.NotifySocket) *Process {
+	s := r.opts.Pool.take(iso.cloneFlags, len(r.opts.Console) > 0)
+	if s == nil {
+		return nil
+	}
+	l, p := r.opts.Layout, r.p
+	pr := newProcess(s.cmd, s.ctrl, l.PidFile(p.Job, p.Name))
+	pr.group = iso.group
+	pr.drops = &r.drops
+	if recordInit(l.InitRecord(p.Job, p.Name), s.cmd.Process.Pid) != nil || pr.send(launch) != nil {
 		s.discard() // a spare that died waiting: start a fresh one
+		return nil
 	}
+	pr.attachNotify(p.Health.Notify, ns, p.Health.Watchdog)
+	r.current.Store(pr)
+	go pr.watch()
+	return pr
+}
+
+// startFresh starts a new init for the launch.
+func (r *Runner) startFresh(launch *procinit.Launch, iso isolation, ns *health.NotifySocket) (*Process, error) {
+	l, p := r.opts.Layout, r.p
 	s, err := startInit(r.opts.Init, r.opts.InitEnv, launch.Label, nil, nil, iso.cloneFlags, r.opts.Console...)
 	if err != nil {
 		_ = iso.group.Remove()
 		_ = ns.Close()
 		return nil, fmt.Errorf("start %s: %w", launch.Label, err)
 	}
-	if err := recordInit(record, s.cmd.Process.Pid); err != nil {
+	if err := recordInit(l.InitRecord(p.Job, p.Name), s.cmd.Process.Pid); err != nil {
 		// Unrecorded, the init could never be found again through its pid
 		// file: a later daemon would start the process a second time.
 		s.discard()
@@ -129,7 +161,7 @@ func (r *Runner) Start(context.Context) (supervise.Process, error) {
 	pr := newProcess(s.cmd, s.ctrl, l.PidFile(p.Job, p.Name))
 	pr.group = iso.group
 	pr.drops = &r.drops
-	pr.attachNotify(r.p.Health.Notify, ns, r.p.Health.Watchdog)
+	pr.attachNotify(p.Health.Notify, ns, p.Health.Watchdog)
 	if err := pr.send(launch); err != nil {
 		_ = s.cmd.Process.Kill() // the init cannot run without its launch
 	}
@@ -139,9 +171,9 @@ func (r *Runner) Start(context.Context) (supervise.Process, error) {
 }
 
 // launch describes the process to its init.
-func (r *Runner) launch() procinit.Launch {
+func (r *Runner) launch() *procinit.Launch {
 	l, p := r.opts.Layout, r.p
-	return procinit.Launch{
+	return &procinit.Launch{
 		Label: p.Job + "/" + p.Name, Path: p.ResolvedExecutable, Args: append([]string{p.Executable}, p.Args...),
 		Env: p.Environ(l), Dir: p.Workdir,
 		Stdout: l.StdoutLog(p.Job, p.Name), Stderr: l.StderrLog(p.Job, p.Name),

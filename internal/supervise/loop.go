@@ -6,7 +6,9 @@ import (
 	"time"
 )
 
-// loop is the state of the goroutine that runs the machine.
+// loop is the state of the goroutine that runs the machine. It is a field
+// of its Supervisor, not a local of Run, so that it does not sit on that
+// goroutine's stack under everything the loop calls.
 type loop struct {
 	*Supervisor
 	ctx      context.Context
@@ -25,58 +27,75 @@ type loop struct {
 	prober    *prober
 	probeC    chan probeReport
 	lastProbe [numRoles]*ProbeResult
+	changed   bool // an event was handled since the last publish
 }
 
 // Run runs the machine until ctx is done. It returns leaving any process as
-// it is: stop it first (Do with VerbStop) to bring it down.
+// it is: stop it first (Do with VerbStop) to bring it down. Call it once.
+//
+// Each input is handled (the transition and its effects) within await;
+// Run publishes the outcome once await has returned, so that the
+// publishing (the OnChange hook, the replies) runs on a shallow stack.
 func (s *Supervisor) Run(ctx context.Context) {
 	defer close(s.done)
-	l := &loop{Supervisor: s, ctx: ctx, timer: time.NewTimer(time.Hour), probeC: make(chan probeReport)}
+	l := &s.run // made by New
+	l.ctx, l.timer = ctx, time.NewTimer(time.Hour)
 	l.timer.Stop()
 	defer l.timer.Stop()
 	defer l.stopProber()
-	l.m = machine{since: time.Now(), unmonitored: s.cfg.Unmonitored}
+	l.m.since = time.Now()
 	if s.cfg.Adopt != nil {
-		l.handleNested(event{kind: evAdopt})
+		l.handle(event{kind: evAdopt})
 	}
-	l.syncProber()
-	l.publish()
 	for {
-		var events <-chan ProcessEvent
-		var ready <-chan bool
-		if l.proc != nil {
-			events = l.proc.Events()
-			if n, ok := l.proc.(ReadyNotifier); ok {
-				ready = n.Ready()
+		l.syncProber()
+		l.publish()
+		for l.changed = false; !l.changed; {
+			if !l.await(ctx) {
+				l.answerAll()
+				return
 			}
-		}
-		var reaped <-chan struct{}
-		if l.m.pending != nil {
-			reaped = l.reaped
-		}
-		select {
-		case rep := <-l.probeC:
-			l.probeResult(rep)
-		case ok, open := <-ready:
-			if open {
-				l.handle(event{kind: evNotify, ok: ok, gen: l.m.gen})
-			}
-		case c := <-s.cmds:
-			l.command(c)
-		case pe, ok := <-events:
-			if ev, ok := l.fromProcess(pe, ok); ok {
-				l.handle(ev)
-			}
-		case <-l.timer.C:
-			l.handle(event{kind: evTimer})
-		case <-reaped:
-			l.reaped = nil
-			l.handle(event{kind: evReaped})
-		case <-ctx.Done():
-			l.answerAll()
-			return
 		}
 	}
+}
+
+// await waits for one input and handles it. It returns false, having
+// handled nothing, once ctx is done.
+func (l *loop) await(ctx context.Context) bool {
+	var events <-chan ProcessEvent
+	var ready <-chan bool
+	if l.proc != nil {
+		events = l.proc.Events()
+		if n, ok := l.proc.(ReadyNotifier); ok {
+			ready = n.Ready()
+		}
+	}
+	var reaped <-chan struct{}
+	if l.m.pending != nil {
+		reaped = l.reaped
+	}
+	select {
+	case rep := <-l.probeC:
+		l.probeResult(rep)
+	case ok, open := <-ready:
+		if open {
+			l.handle(event{kind: evNotify, ok: ok, gen: l.m.gen})
+		}
+	case c := <-l.cmds:
+		l.command(c)
+	case pe, ok := <-events:
+		if ev, ok := l.fromProcess(pe, ok); ok {
+			l.handle(ev)
+		}
+	case <-l.timer.C:
+		l.handle(event{kind: evTimer})
+	case <-reaped:
+		l.reaped = nil
+		l.handle(event{kind: evReaped})
+	case <-ctx.Done():
+		return false
+	}
+	return true
 }
 
 func (l *loop) command(c command) {
@@ -91,17 +110,11 @@ func (l *loop) command(c command) {
 	kinds := [...]eventKind{VerbStart: evStart, VerbStop: evStop, VerbRestart: evRestart,
 		VerbMonitor: evMonitor, VerbUnmonitor: evUnmonitor}
 	l.handle(event{kind: kinds[c.verb]})
-	if c.verb == VerbUnmonitor {
-		c.reply <- l.Status() // settles at once: nothing is done to the process
-		return
-	}
-	w := waiter{up: c.verb != VerbStop, minGen: l.m.gen, reply: c.reply}
+	// The publish that follows answers a waiter that is already settled.
+	// An unmonitor settles at once: nothing is done to the process.
+	w := waiter{up: c.verb != VerbStop, minGen: l.m.gen, reply: c.reply, now: c.verb == VerbUnmonitor}
 	if c.verb == VerbRestart && l.m.state == Stopping {
 		w.minGen++ // the spawn that counts comes after the stop
-	}
-	if w.settled(l.m) {
-		w.reply <- l.Status()
-		return
 	}
 	l.waiters = append(l.waiters, w)
 }
@@ -126,15 +139,24 @@ func (l *loop) fromProcess(pe ProcessEvent, ok bool) (event, bool) {
 	return event{kind: evExit, exit: e, ending: pe.Reaped != nil}, true
 }
 
-// handle applies one event: the transition, its effects, then publishing.
+// handle applies one event: the transition and its effects, which may
+// handle further events (a spawn that failed). Run publishes the outcome.
 func (l *loop) handle(ev event) {
-	var fx []effect
-	l.m, fx = next(l.m, ev, time.Now(), l.cfg.Timing)
-	for _, f := range fx {
+	for _, f := range l.m.step(ev, time.Now(), &l.cfg.Timing) {
 		l.apply(f)
 	}
-	l.syncProber()
-	l.publish()
+	l.changed = true
+}
+
+// step applies next to *m. It is kept out of line: its frame holds the
+// machine twice and the timing, and inlined it would sit below every
+// effect the loop carries out (the spawn among them) for nothing.
+//
+//go:noinline
+func (m *machine) step(ev event, now time.Time, t *Timing) []effect {
+	var fx []effect
+	*m, fx = next(*m, ev, now, *t)
+	return fx
 }
 
 func (l *loop) apply(f effect) {
@@ -179,7 +201,7 @@ func (l *loop) spawn() {
 		p, err = l.cfg.Runner.Start(l.ctx)
 	}
 	if err != nil {
-		l.handleNested(event{kind: evExit, exit: Exit{Err: err.Error(), At: time.Now()}})
+		l.handle(event{kind: evExit, exit: Exit{Err: err.Error(), At: time.Now()}})
 		return
 	}
 	l.proc, l.pid, l.execPID = p, p.PID(), 0
@@ -193,19 +215,9 @@ func (l *loop) adopt() {
 	select {
 	case pe, ok := <-p.Events():
 		if ev, ok := l.fromProcess(pe, ok); ok {
-			l.handleNested(ev)
+			l.handle(ev)
 		}
 	default:
-	}
-}
-
-// handleNested applies an event raised while carrying out effects (a spawn
-// that failed). Publishing happens once, in the outer handle.
-func (l *loop) handleNested(ev event) {
-	var fx []effect
-	l.m, fx = next(l.m, ev, time.Now(), l.cfg.Timing)
-	for _, f := range fx {
-		l.apply(f)
 	}
 }
 
@@ -248,6 +260,9 @@ func (l *loop) answerAll() {
 }
 
 func (w waiter) settled(m machine) bool {
+	if w.now {
+		return true
+	}
 	if !w.up {
 		return m.state == Stopped || m.state == Failed
 	}

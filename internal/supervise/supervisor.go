@@ -76,17 +76,19 @@ type command struct {
 
 type waiter struct {
 	up     bool
+	now    bool // settled by the next publish, whatever the state
 	minGen int
 	reply  chan Status
 }
 
 // Supervisor owns one supervised process. Its methods are safe for
-// concurrent use; all state lives in the goroutine running Run.
+// concurrent use; its state (run) belongs to the goroutine in Run.
 type Supervisor struct {
 	cfg  Config
 	cmds chan command
 	snap atomic.Pointer[Status]
 	done chan struct{}
+	run  loop // touched only by the goroutine in Run
 }
 
 // New returns a Supervisor in state Stopped. Call Run to bring it to life.
@@ -95,6 +97,7 @@ func New(cfg Config) *Supervisor {
 		cfg.Timing.Health = HealthTimingOf(cfg.Probes, cfg.Timing.Health.Notify)
 	}
 	s := &Supervisor{cfg: cfg, cmds: make(chan command), done: make(chan struct{})}
+	s.run = loop{Supervisor: s, probeC: make(chan probeReport), m: machine{unmonitored: cfg.Unmonitored}}
 	s.snap.Store(&Status{ID: cfg.ID})
 	return s
 }

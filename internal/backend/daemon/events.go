@@ -27,8 +27,8 @@ func (d *Daemon) LastSeq() uint64 { return d.events.LastSeq() }
 // watchers. It never blocks on them.
 func (d *Daemon) onChange(st supervise.Status) {
 	ps := backend.ProcessStatus(st)
-	prev := d.events.Observe(ps, st.Gen)
-	if prev.Job != ps.Job || prev.Process != ps.Process || prev.State != ps.State || prev.PID != ps.PID ||
+	prev := d.events.Observe(&ps, st.Gen)
+	if prev == nil || prev.Job != ps.Job || prev.Process != ps.Process || prev.State != ps.State || prev.PID != ps.PID ||
 		!sameExit(prev.LastExit, ps.LastExit) {
 		args := []any{"process", st.ID.String(), "state", st.State.String()}
 		if st.PID != 0 {

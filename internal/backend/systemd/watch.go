@@ -52,7 +52,7 @@ func (d *Driver) refresh(ctx context.Context) {
 	}
 	var b strings.Builder
 	for i, p := range st.Processes {
-		d.events.Observe(p, states[i].instance())
+		d.events.Observe(&p, states[i].instance())
 		fmt.Fprintf(&b, "%s/%s %s %d %d;", p.Job, p.Process, p.State, p.Restarts, p.PID)
 	}
 	if s := b.String(); s != d.last {
