@@ -127,30 +127,24 @@ func (r *Runner) startOnSpare(launch *procinit.Launch, iso isolation, ns *health
 	if s == nil {
 		return nil
 	}
-	l, p := r.opts.Layout, r.p
-	pr := newProcess(s.cmd, s.ctrl, l.PidFile(p.Job, p.Name))
-	pr.group = iso.group
-	pr.drops = &r.drops
-	if recordInit(l.InitRecord(p.Job, p.Name), s.cmd.Process.Pid) != nil || pr.send(launch) != nil {
+	pr := r.instance(s, iso)
+	if recordInit(r.opts.Layout.InitRecord(r.p.Job, r.p.Name), s.cmd.Process.Pid) != nil || pr.send(launch) != nil {
 		s.discard() // a spare that died waiting: start a fresh one
 		return nil
 	}
-	pr.attachNotify(p.Health.Notify, ns, p.Health.Watchdog)
-	r.current.Store(pr)
-	go pr.watch()
+	r.begin(pr, ns)
 	return pr
 }
 
 // startFresh starts a new init for the launch.
 func (r *Runner) startFresh(launch *procinit.Launch, iso isolation, ns *health.NotifySocket) (*Process, error) {
-	l, p := r.opts.Layout, r.p
 	s, err := startInit(r.opts.Init, r.opts.InitEnv, launch.Label, nil, nil, iso.cloneFlags, r.opts.Console...)
 	if err != nil {
 		_ = iso.group.Remove()
 		_ = ns.Close()
 		return nil, fmt.Errorf("start %s: %w", launch.Label, err)
 	}
-	if err := recordInit(l.InitRecord(p.Job, p.Name), s.cmd.Process.Pid); err != nil {
+	if err := recordInit(r.opts.Layout.InitRecord(r.p.Job, r.p.Name), s.cmd.Process.Pid); err != nil {
 		// Unrecorded, the init could never be found again through its pid
 		// file: a later daemon would start the process a second time.
 		s.discard()
@@ -158,16 +152,28 @@ func (r *Runner) startFresh(launch *procinit.Launch, iso isolation, ns *health.N
 		_ = ns.Close()
 		return nil, err
 	}
-	pr := newProcess(s.cmd, s.ctrl, l.PidFile(p.Job, p.Name))
-	pr.group = iso.group
-	pr.drops = &r.drops
-	pr.attachNotify(p.Health.Notify, ns, p.Health.Watchdog)
+	pr := r.instance(s, iso)
 	if err := pr.send(launch); err != nil {
-		_ = s.cmd.Process.Kill() // the init cannot run without its launch
+		_ = s.cmd.Process.Kill() // the init cannot run without its launch: its exit is reported
 	}
+	r.begin(pr, ns)
+	return pr, nil
+}
+
+// instance is the Process of the init s, in the isolation iso.
+func (r *Runner) instance(s *spare, iso isolation) *Process {
+	pr := newProcess(s.cmd, s.ctrl, r.opts.Layout.PidFile(r.p.Job, r.p.Name))
+	pr.group, pr.drops = iso.group, &r.drops
+	return pr
+}
+
+// begin attaches the notify socket to pr, makes it the latest instance and
+// starts its watch, which reads the init's reports and ends once the init
+// has exited.
+func (r *Runner) begin(pr *Process, ns *health.NotifySocket) {
+	pr.attachNotify(r.p.Health.Notify, ns, r.p.Health.Watchdog)
 	r.current.Store(pr)
 	go pr.watch()
-	return pr, nil
 }
 
 // launch describes the process to its init.
