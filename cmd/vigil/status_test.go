@@ -77,9 +77,13 @@ func TestStatusExitAndFilter(t *testing.T) {
 	// hour's uptime ends at that exit.
 	c.writeJob("processes:\n- name: a\n  executable: /bin/false\n  restart: {backoff: {initial: 1h, max: 1h}}\n- name: b\n  executable: " + filepath.Join(c.root, "packages", "web", "bin", "serve") + "\n")
 	c.runIn("reload")
+	events := c.events()
 	if _, errs, code := c.runIn("start", "web", "-p", "a", "--wait", "running", "--uptime", "1h", "--timeout", "60s"); code == 0 || !strings.Contains(errs, "exited") {
 		t.Fatalf("start of a crash-looping process: %d %q", code, errs)
 	}
+	// The first restart is immediate: the status is read once the backoff
+	// holds the process down, not while it runs again.
+	c.awaitEvent(events, "a", control.EventBackoff)
 	if _, _, code := c.runIn("status", "web/a"); code != 3 {
 		t.Fatalf("a crash-looping process: %d", code)
 	}

@@ -147,6 +147,9 @@ func startInit(init string, env []string, label string, stdout, stderr *os.File,
 	if len(console) > 0 {
 		initEnv = append(initEnv, procinit.ConsoleEnv+"=1")
 	}
+	if cloneFlags&unix.CLONE_NEWPID != 0 { // a PID namespace of its own: the init of a sandbox
+		initEnv = append(initEnv, procinit.SandboxEnv+"=1")
+	}
 	cmd := &exec.Cmd{
 		Path:        init,
 		Args:        args,

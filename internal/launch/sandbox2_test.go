@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/vigil-bosh/vigil/internal/launch/procinit"
 	"github.com/vigil-bosh/vigil/internal/testproc"
 	"github.com/vigil-bosh/vigil/job"
 )
@@ -217,5 +218,33 @@ func TestSandboxRefusesPidfdGetfd(t *testing.T) {
 			t.Errorf("privileged %v: pidfd_getfd gives %q, want %q", privileged, got, want)
 		}
 		s.exitOf(pr)
+	}
+}
+
+// TestSandboxStopDuringHook: a sandboxed init catches signals only once it
+// has dropped its capabilities, unless it runs a hook first, which a stop
+// must be able to end: the TERM sent to the pid-file pid while the hook
+// runs stops the start instead of killing the init.
+func TestSandboxStopDuringHook(t *testing.T) {
+	s := newSandboxed(t)
+	// The hook is the test binary serving (on the host, as bpm runs it),
+	// so it says when it runs; it ignores TERM, which the init must handle.
+	p := s.process("slowhook", "serve", testproc.EnvIgnore+"=TERM")
+	p.Hooks.PreStart = s.bin
+	_, pr := s.start(p)
+	s.rep.Expect(t, "ready")
+	hooks := procinit.ChildrenOf(pr.PID()) // its pid on the host: it reports the one in the init's namespace
+	if len(hooks) != 1 {
+		t.Fatalf("the init has children %v while its hook runs, want the hook alone", hooks)
+	}
+	if err := pr.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	ev := next(t, pr)
+	if ev.Running || ev.Exit.Err != "stopped while the prestart hook ran" {
+		t.Fatalf("got %+v", ev)
+	}
+	if alive(hooks[0]) {
+		t.Fatal("the hook outlived the stop")
 	}
 }

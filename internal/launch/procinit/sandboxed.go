@@ -19,6 +19,7 @@ import (
 func (it *initProc) spawnExecutable() (pid, hostPID int, err error) {
 	l := it.launch
 	if l.Sandbox == nil {
+		it.catchSignals()
 		pid, err = it.spawn(l.Path, l.Args, l.Dir)
 		return pid, pid, err
 	}
@@ -59,6 +60,7 @@ func (it *initProc) spawnSandboxed(spec *sandbox.Spec) (pid, hostPID int, err er
 		return 0, 0, fmt.Errorf("start sandbox helper: %w", err)
 	}
 	it.lowerCapabilities()
+	it.catchSignals() // before the spec: the helper execs once it has it
 	raw := it.specJSON
 	if raw == nil {
 		raw = spec.AppendJSON(nil)
