@@ -176,3 +176,14 @@ func TestSelectPeers(t *testing.T) {
 		t.Error("unknown supervisor accepted")
 	}
 }
+
+func TestStatusRows(t *testing.T) {
+	table := "JOB    PROCESS  STATE    HEALTH  PID\n" +
+		"bench  p001     running  ready   41\n" +
+		"bench  p002     backoff  -       -\n" +
+		"other  x        running  ready   7\n" +
+		"warning: all 2 processes: isolation is switched off\n"
+	if n := statusRows(table, "bench"); n != 2 {
+		t.Fatalf("statusRows = %d, want 2", n)
+	}
+}

@@ -52,8 +52,10 @@ type driver interface {
 	// Command is the supervisor itself, to be run in the foreground; the
 	// harness adds the process group, environment and log files.
 	Command() *exec.Cmd
-	// Status runs the status query over all processes once.
-	Status(ctx context.Context) error
+	// Status runs the status query over all processes once and returns
+	// how long its command took, from its start until it exited (the
+	// driver's check of the output is not counted).
+	Status(ctx context.Context) (time.Duration, error)
 	// StopAll asks the supervisor to stop every process and returns when
 	// its stop command returns (which may be before the processes are gone).
 	StopAll(ctx context.Context) error
@@ -111,16 +113,26 @@ func baseEnv() []string {
 // run executes a command to completion and wraps a failure with the tail of
 // its output.
 func run(ctx context.Context, timeout time.Duration, name string, args ...string) error {
+	_, _, err := timed(ctx, timeout, name, args...)
+	return err
+}
+
+// timed runs a command to completion like run, and returns its standard
+// output and how long it took from its start until it exited.
+func timed(ctx context.Context, timeout time.Duration, name string, args ...string) (string, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = baseEnv()
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s: %w: %s", name, err, tail(out.String(), 160))
+	var out, errs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	t0 := monoNow()
+	err := cmd.Run()
+	took := time.Duration(monoNow() - t0)
+	if err != nil {
+		return "", took, fmt.Errorf("%s: %w: %s", name, err, tail(out.String()+errs.String(), 160))
 	}
-	return nil
+	return out.String(), took, nil
 }
 
 // tail keeps the last n bytes of s on one line.

@@ -45,8 +45,9 @@ func (d *runitDriver) Setup(s spec) error { return d.lay(s, "sv") }
 
 func (d *runitDriver) Command() *exec.Cmd { return exec.Command("runsvdir", "-P", d.root) }
 
-func (d *runitDriver) Status(ctx context.Context) error {
-	return run(ctx, 30*time.Second, "sv", append([]string{"status"}, d.dirs...)...)
+func (d *runitDriver) Status(ctx context.Context) (time.Duration, error) {
+	_, took, err := timed(ctx, 30*time.Second, "sv", append([]string{"status"}, d.dirs...)...)
+	return took, err
 }
 
 // StopAll runs sv -w 30 stop over every directory. sv exits non-zero when
@@ -92,13 +93,16 @@ func (d *s6Driver) Command() *exec.Cmd {
 }
 
 // Status runs s6-svstat once per service directory (it takes only one).
-func (d *s6Driver) Status(ctx context.Context) error {
+func (d *s6Driver) Status(ctx context.Context) (time.Duration, error) {
+	var all time.Duration
 	for _, dir := range d.dirs {
-		if err := run(ctx, 30*time.Second, "s6-svstat", dir); err != nil {
-			return err
+		_, took, err := timed(ctx, 30*time.Second, "s6-svstat", dir)
+		all += took
+		if err != nil {
+			return all, err
 		}
 	}
-	return nil
+	return all, nil
 }
 
 // StopAll runs s6-svc -d on each directory; it returns at once.
@@ -132,8 +136,9 @@ func (d *daemontoolsDriver) Setup(s spec) error { return d.lay(s, "service") }
 func (d *daemontoolsDriver) Command() *exec.Cmd { return exec.Command("svscan", d.root) }
 
 // Status runs svstat once over every directory (it takes many).
-func (d *daemontoolsDriver) Status(ctx context.Context) error {
-	return run(ctx, 30*time.Second, "svstat", d.dirs...)
+func (d *daemontoolsDriver) Status(ctx context.Context) (time.Duration, error) {
+	_, took, err := timed(ctx, 30*time.Second, "svstat", d.dirs...)
+	return took, err
 }
 
 // StopAll runs svc -d over every directory; it returns at once.

@@ -47,8 +47,9 @@ func (d *monitDriver) Setup(s spec) error {
 
 func (d *monitDriver) Command() *exec.Cmd { return exec.Command("monit", "-I", "-c", d.rc) }
 
-func (d *monitDriver) Status(ctx context.Context) error {
-	return run(ctx, 30*time.Second, "monit", "-c", d.rc, "summary")
+func (d *monitDriver) Status(ctx context.Context) (time.Duration, error) {
+	_, took, err := timed(ctx, 30*time.Second, "monit", "-c", d.rc, "summary")
+	return took, err
 }
 
 func (d *monitDriver) StopAll(ctx context.Context) error {

@@ -54,8 +54,9 @@ func (d *supervisorDriver) Command() *exec.Cmd {
 	return exec.Command("supervisord", "-n", "-c", d.conf)
 }
 
-func (d *supervisorDriver) Status(ctx context.Context) error {
-	return run(ctx, 30*time.Second, "supervisorctl", "-c", d.conf, "status")
+func (d *supervisorDriver) Status(ctx context.Context) (time.Duration, error) {
+	_, took, err := timed(ctx, 30*time.Second, "supervisorctl", "-c", d.conf, "status")
+	return took, err
 }
 
 func (d *supervisorDriver) StopAll(ctx context.Context) error {

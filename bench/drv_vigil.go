@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -114,30 +112,30 @@ func (d *vigilDriver) Command() *exec.Cmd {
 	return cmd
 }
 
-// Status runs `vigil status --json` and checks that it parses and lists
-// every process, so a fast but empty answer does not count.
-func (d *vigilDriver) Status(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, d.bin, "status", "--json", "--root", d.root)
-	cmd.Env = baseEnv()
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("vigil status: %w: %s", err, tail(errb.String(), 160))
+// Status runs `vigil status`, the table an operator reads, and checks
+// that it lists every process, so that a fast but empty answer does not
+// count.
+func (d *vigilDriver) Status(ctx context.Context) (time.Duration, error) {
+	out, took, err := timed(ctx, 30*time.Second, d.bin, "status", "--root", d.root)
+	if err != nil {
+		return took, err
 	}
-	var st struct {
-		Processes []struct {
-			Job, Process, State string
-		} `json:"processes"`
+	if rows := statusRows(out, vigilJob); rows != d.n {
+		return took, fmt.Errorf("vigil status listed %d processes, want %d", rows, d.n)
 	}
-	if err := json.Unmarshal(out.Bytes(), &st); err != nil {
-		return fmt.Errorf("vigil status output: %w", err)
+	return took, nil
+}
+
+// statusRows counts the rows of vigil's status table that are job's
+// processes.
+func statusRows(table, job string) int {
+	n := 0
+	for _, line := range strings.Split(table, "\n") {
+		if f := strings.Fields(line); len(f) > 2 && f[0] == job {
+			n++
+		}
 	}
-	if len(st.Processes) != d.n {
-		return fmt.Errorf("vigil status listed %d processes, want %d", len(st.Processes), d.n)
-	}
-	return nil
+	return n
 }
 
 func (d *vigilDriver) StopAll(ctx context.Context) error {

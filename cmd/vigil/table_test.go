@@ -91,3 +91,30 @@ func TestStatusColumnsAlignWithColour(t *testing.T) {
 		t.Errorf("the ladder's step is not in the state: %q", lines[3])
 	}
 }
+
+// TestStatusWarningsOnce: a warning that several processes share is said
+// once, naming them, or "all N processes" when every one shown has it.
+func TestStatusWarningsOnce(t *testing.T) {
+	off := "isolation is switched off"
+	for _, tc := range []struct {
+		procs []control.ProcessStatus
+		want  []string
+	}{
+		{[]control.ProcessStatus{
+			{Job: "web", Process: "a", Warnings: []string{off}},
+			{Job: "web", Process: "b", Warnings: []string{off, "no cgroup"}},
+			{Job: "db", Process: "c"},
+		}, []string{"warning: web/a, web/b: " + off, "warning: web/b: no cgroup"}},
+		{[]control.ProcessStatus{
+			{Job: "web", Process: "a", Warnings: []string{off}},
+			{Job: "web", Process: "b", Warnings: []string{off}},
+		}, []string{"warning: all 2 processes: " + off}},
+		{[]control.ProcessStatus{{Job: "web", Process: "a", Warnings: []string{off}}}, []string{"warning: web/a: " + off}},
+	} {
+		var b strings.Builder
+		writeWarnings(&b, tc.procs)
+		if got := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n"); strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("got %q, want %q", got, tc.want)
+		}
+	}
+}
