@@ -121,8 +121,12 @@ func (l Layout) ExitFile(job, proc string) string {
 // init through its pid file later: ROOT/sys/run/vigil/init/JOB/PROC.json,
 // in a directory only root writes.
 func (l Layout) InitRecord(job, proc string) string {
-	return filepath.Join(l.VigilRunDir(), "init", job, proc+".json")
+	return filepath.Join(l.InitRecords(), job, proc+".json")
 }
+
+// InitRecords is the directory of the init records (InitRecord):
+// ROOT/sys/run/vigil/init.
+func (l Layout) InitRecords() string { return filepath.Join(l.VigilRunDir(), "init") }
 
 // ControlSocket is the daemon's control API socket.
 func (l Layout) ControlSocket() string { return filepath.Join(l.VigilRunDir(), "vigil.sock") }

@@ -22,7 +22,7 @@ func TestConsoleAndTimestamps(t *testing.T) {
 	errR, errW, _ := os.Pipe()
 	t.Cleanup(func() { outR.Close(); outW.Close(); errR.Close(); errW.Close() })
 	self, _ := os.Executable()
-	pool := NewPool(self, []string{"GORACE=" + testproc.NoRaceExitDelay}, 1, false, outW, errW)
+	pool := NewPool(PoolConfig{Init: self, Env: []string{"GORACE=" + testproc.NoRaceExitDelay}, Size: 1, Console: []*os.File{outW, errW}})
 	t.Cleanup(pool.Close)
 	out, errs := bufio.NewReader(outR), bufio.NewReader(errR)
 	expect := func(r *bufio.Reader, want string) {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -130,7 +132,7 @@ func TestInitContract(t *testing.T) {
 func TestPooledInit(t *testing.T) {
 	f := newFixture(t)
 	self, _ := os.Executable()
-	pool := NewPool(self, []string{"GORACE=" + testproc.NoRaceExitDelay}, 1, false)
+	pool := NewPool(PoolConfig{Init: self, Env: []string{"GORACE=" + testproc.NoRaceExitDelay}, Size: 1, Records: f.layout.InitRecords()})
 	t.Cleanup(pool.Close)
 	for i := range 2 {
 		s := <-pool.spares // wait until a spare is ready, and put it back
@@ -153,6 +155,10 @@ func TestPooledInit(t *testing.T) {
 			t.Fatalf("start %d: pooled init not recognised: %v", i, err)
 		}
 		it.Close()
+		// Its record was written ahead and renamed into place.
+		if _, err := os.Stat(filepath.Join(pool.staging, strconv.Itoa(pr.PID())+".json")); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("start %d: the spare's record is still staged: %v", i, err)
+		}
 		unix.Kill(ready.PID, unix.SIGUSR2)
 		f.rep.Expect(t, "printed")
 		unix.Kill(ready.PID, unix.SIGTERM)
@@ -161,6 +167,13 @@ func TestPooledInit(t *testing.T) {
 	out, _ := os.ReadFile(f.layout.StdoutLog("job", "pooled"))
 	if strings.Count(string(out), "stdout after USR2\n") != 2 {
 		t.Fatalf("stdout log %q", out)
+	}
+	if pool.staging == "" {
+		t.Fatal("the pool writes no record ahead")
+	}
+	pool.Close()
+	if _, err := os.Stat(pool.staging); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the pool's staged records outlive it: %v", err)
 	}
 }
 

@@ -51,6 +51,57 @@ func recordInit(path string, pid int) error {
 	return nil
 }
 
+// stagingDir makes the directory where a pool's spares' records wait,
+// below records, and removes those a daemon that ended without closing its
+// pool left there (a root has one daemon). It returns "" when records is ""
+// or the directory cannot be made: the spares are then recorded at their
+// start, as fresh inits are.
+func stagingDir(records string) string {
+	if records == "" {
+		return ""
+	}
+	if err := os.MkdirAll(records, 0o700); err != nil {
+		return ""
+	}
+	old, _ := filepath.Glob(filepath.Join(records, stagingPrefix+"*"))
+	for _, dir := range old {
+		_ = os.RemoveAll(dir)
+	}
+	dir, err := os.MkdirTemp(records, stagingPrefix)
+	if err != nil {
+		return ""
+	}
+	return dir
+}
+
+// stagingPrefix begins the names of the pools' staging directories, which
+// no job's name can begin with.
+const stagingPrefix = ".spares-"
+
+// stage writes s's record into dir ahead of its launch (none without dir,
+// or when it cannot be written: recordAs then writes it at the start).
+func (s *spare) stage(dir string) {
+	if dir == "" {
+		return
+	}
+	path := filepath.Join(dir, strconv.Itoa(s.cmd.Process.Pid)+".json")
+	if recordInit(path, s.cmd.Process.Pid) == nil {
+		s.record = path
+	}
+}
+
+// recordAs puts s's record at path: the one written ahead, renamed into
+// place, or else a new one.
+func (s *spare) recordAs(path string) error {
+	if s.record != "" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err == nil && os.Rename(s.record, path) == nil {
+			s.record = ""
+			return nil
+		}
+	}
+	return recordInit(path, s.cmd.Process.Pid)
+}
+
 // readRecord reads the record at path, which must be a regular file of
 // root or of vigil's own user that no one else can write.
 func readRecord(path string) (initRecord, error) {

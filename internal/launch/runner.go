@@ -128,7 +128,7 @@ func (r *Runner) startOnSpare(launch *procinit.Launch, iso isolation, ns *health
 		return nil
 	}
 	pr := r.instance(s, iso)
-	if recordInit(r.opts.Layout.InitRecord(r.p.Job, r.p.Name), s.cmd.Process.Pid) != nil || pr.send(launch) != nil {
+	if s.recordAs(r.opts.Layout.InitRecord(r.p.Job, r.p.Name)) != nil || pr.send(launch) != nil {
 		s.discard() // a spare that died waiting: start a fresh one
 		return nil
 	}

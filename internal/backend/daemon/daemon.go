@@ -145,7 +145,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	defer closeInit()
-	d.pool = launch.NewPool(d.init, d.cfg.InitEnv, spareInits, !d.cfg.NoIsolation, d.console()...)
+	d.pool = launch.NewPool(launch.PoolConfig{Init: d.init, Env: d.cfg.InitEnv, Size: spareInits,
+		Isolated: !d.cfg.NoIsolation, Console: d.console(), Records: d.cfg.Layout.InitRecords()})
 	defer d.pool.Close()
 	treeCtx, cancelTree := context.WithCancel(context.Background())
 	defer cancelTree()
