@@ -121,12 +121,13 @@ func (l Layout) ExitFile(job, proc string) string {
 // init through its pid file later: ROOT/sys/run/vigil/init/JOB/PROC.json,
 // in a directory only root writes.
 func (l Layout) InitRecord(job, proc string) string {
-	return filepath.Join(l.InitRecords(), job, proc+".json")
+	return filepath.Join(l.VigilRunDir(), "init", job, proc+".json")
 }
 
-// InitRecords is the directory of the init records (InitRecord):
-// ROOT/sys/run/vigil/init.
-func (l Layout) InitRecords() string { return filepath.Join(l.VigilRunDir(), "init") }
+// SpareRecords is where the daemon's spare inits' records wait for the
+// start that takes them (renamed to InitRecord then):
+// ROOT/sys/run/vigil/spares, the daemon's alone.
+func (l Layout) SpareRecords() string { return filepath.Join(l.VigilRunDir(), "spares") }
 
 // ControlSocket is the daemon's control API socket.
 func (l Layout) ControlSocket() string { return filepath.Join(l.VigilRunDir(), "vigil.sock") }

@@ -27,7 +27,7 @@ import (
 type Pool struct {
 	cfg        PoolConfig
 	cloneFlags uintptr // namespaces the spares are created in
-	staging    string  // where the spares' records wait; "" when none are written ahead
+	staging    string  // where the spares' records wait (cfg.Records, once made); "" when none are written ahead
 	spares     chan *spare
 	wake       chan struct{}
 	stop       chan struct{}
@@ -48,9 +48,11 @@ type PoolConfig struct {
 	// for runners that copy output there (Options.Console); only those
 	// take them.
 	Console []*os.File
-	// Records, when given, is the directory of the init records
-	// (boshpath.Layout.InitRecords), where the spares' records are
-	// written ahead.
+	// Records, when given, is where the spares' init records are written
+	// ahead (boshpath.Layout.SpareRecords), a directory the pool owns: it
+	// empties it when it starts and removes it when it is closed. It must
+	// be on the file system of the init records, into which a start
+	// renames one.
 	Records string
 }
 

@@ -132,7 +132,7 @@ func TestInitContract(t *testing.T) {
 func TestPooledInit(t *testing.T) {
 	f := newFixture(t)
 	self, _ := os.Executable()
-	pool := NewPool(PoolConfig{Init: self, Env: []string{"GORACE=" + testproc.NoRaceExitDelay}, Size: 1, Records: f.layout.InitRecords()})
+	pool := NewPool(PoolConfig{Init: self, Env: []string{"GORACE=" + testproc.NoRaceExitDelay}, Size: 1, Records: f.layout.SpareRecords()})
 	t.Cleanup(pool.Close)
 	for i := range 2 {
 		s := <-pool.spares // wait until a spare is ready, and put it back

@@ -51,32 +51,21 @@ func recordInit(path string, pid int) error {
 	return nil
 }
 
-// stagingDir makes the directory where a pool's spares' records wait,
-// below records, and removes those a daemon that ended without closing its
-// pool left there (a root has one daemon). It returns "" when records is ""
-// or the directory cannot be made: the spares are then recorded at their
-// start, as fresh inits are.
-func stagingDir(records string) string {
-	if records == "" {
+// stagingDir makes dir empty, for a pool's spares' records to wait in,
+// and returns it: what a daemon that ended without closing its pool left
+// there goes (a root has one daemon). It returns "" when dir is "" or
+// cannot be made: the spares are then recorded at their start, as fresh
+// inits are.
+func stagingDir(dir string) string {
+	if dir == "" {
 		return ""
 	}
-	if err := os.MkdirAll(records, 0o700); err != nil {
-		return ""
-	}
-	old, _ := filepath.Glob(filepath.Join(records, stagingPrefix+"*"))
-	for _, dir := range old {
-		_ = os.RemoveAll(dir)
-	}
-	dir, err := os.MkdirTemp(records, stagingPrefix)
-	if err != nil {
+	_ = os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return ""
 	}
 	return dir
 }
-
-// stagingPrefix begins the names of the pools' staging directories, which
-// no job's name can begin with.
-const stagingPrefix = ".spares-"
 
 // stage writes s's record into dir ahead of its launch (none without dir,
 // or when it cannot be written: recordAs then writes it at the start).

@@ -24,7 +24,7 @@ import (
 func TestSandboxPooledInitAndSignals(t *testing.T) {
 	s := newSandboxed(t)
 	self, _ := os.Executable()
-	pool := NewPool(PoolConfig{Init: self, Env: []string{"GORACE=" + testproc.NoRaceExitDelay}, Size: 1, Isolated: true, Records: s.layout.InitRecords()})
+	pool := NewPool(PoolConfig{Init: self, Env: []string{"GORACE=" + testproc.NoRaceExitDelay}, Size: 1, Isolated: true, Records: s.layout.SpareRecords()})
 	t.Cleanup(pool.Close)
 	spare := <-pool.spares // wait until the spare is ready, so the start below takes it
 	select {

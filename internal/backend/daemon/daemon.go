@@ -146,7 +146,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	defer closeInit()
 	d.pool = launch.NewPool(launch.PoolConfig{Init: d.init, Env: d.cfg.InitEnv, Size: spareInits,
-		Isolated: !d.cfg.NoIsolation, Console: d.console(), Records: d.cfg.Layout.InitRecords()})
+		Isolated: !d.cfg.NoIsolation, Console: d.console(), Records: d.cfg.Layout.SpareRecords()})
 	defer d.pool.Close()
 	treeCtx, cancelTree := context.WithCancel(context.Background())
 	defer cancelTree()
