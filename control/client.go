@@ -33,11 +33,17 @@ func NewClient(path string) *Client {
 	return &Client{socket: path, http: &http.Client{Transport: tr}}
 }
 
-// Status implements Manager.
+// Status implements Manager. It decodes the reply with DecodeStatus.
 func (c *Client) Status(ctx context.Context) (Status, error) {
 	var st Status
-	err := c.call(ctx, http.MethodGet, "/v1/status", nil, &st)
-	return st, err
+	data, err := c.fetch(ctx, http.MethodGet, "/v1/status", nil, &st)
+	if err != nil {
+		return st, err
+	}
+	if st, err = DecodeStatus(data); err != nil {
+		return st, fmt.Errorf("decode reply: %w", err)
+	}
+	return st, nil
 }
 
 // Act implements Manager. It blocks as long as the daemon does.
@@ -91,34 +97,44 @@ func (e *remoteError) Is(target error) bool {
 	return false
 }
 
+// call sends in (unless nil) as JSON and decodes the reply into out
+// (unless nil) with encoding/json.
 func (c *Client) call(ctx context.Context, method, path string, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
-		}
-		body = bytes.NewReader(b)
-	}
-	resp, err := c.do(ctx, method, path, body)
-	if err != nil {
+	data, err := c.fetch(ctx, method, path, in, out)
+	if err != nil || out == nil {
 		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return readError(resp, out)
-	}
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return fmt.Errorf("read reply: %w", err)
-	}
-	if out == nil {
-		return nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		return fmt.Errorf("decode reply: %w", err)
 	}
 	return nil
+}
+
+// fetch sends in (unless nil) as JSON and returns the body of a 200
+// reply. Any other reply is readError's error, and the body that came with
+// it is decoded into out (unless nil).
+func (c *Client) fetch(ctx context.Context, method, path string, in, out any) ([]byte, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, err
+		}
+		body = bytes.NewReader(b)
+	}
+	resp, err := c.do(ctx, method, path, body)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, readError(resp, out)
+	}
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("read reply: %w", err)
+	}
+	return data, nil
 }
 
 // do sends one request; the caller closes the reply's body.

@@ -2,11 +2,15 @@ package control
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/vigil-bosh/vigil/internal/jsonwire/jsonwiretest"
 )
 
 // FuzzRequestDecoding feeds arbitrary bodies to every POST route: the
@@ -39,6 +43,37 @@ func FuzzRequestDecoding(f *testing.F) {
 		default:
 			b, _ := io.ReadAll(rec.Body)
 			t.Fatalf("%s %q: status %d: %s", path, body, rec.Code, b)
+		}
+	})
+}
+
+// FuzzDecodeStatus: on any input DecodeStatus ends with a status or an
+// error, never a panic, and agrees with encoding/json: both refuse the
+// input, or both take it and read the same status. The exception is a
+// lenient document (see jsonwiretest.Lenient), which the daemon never
+// writes: a key twice, which DecodeStatus refuses, or a key that matches
+// a field only when case is ignored, which it skips.
+func FuzzDecodeStatus(f *testing.F) {
+	var full Status
+	jsonwiretest.Fill(&full)
+	seed, _ := json.Marshal(full)
+	f.Add(seed)
+	f.Add(statusReply(f, daemonStatus(3)))
+	for _, s := range []string{`null`, `{"processes":[null,{"usage":null,"probes":[],"warnings":["a",null]}]}`,
+		`{"daemon":{"drain":{"ended":null,"began":"2025-03-14T09:26:53.5+01:00"}},"x":[1.5e3,{}]}`,
+		`{"processes":[{"since":"2024-02-30T00:00:00Z","usage":{"cpu_seconds":1e400}}]}`,
+		`{"Processes":[],"daemon":{"Pid":"x"}}`, `{"daemon":{},"daemon":{}}`, `{"problems":[{"line":-0}]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		ours, errOurs := DecodeStatus(doc)
+		var theirs Status
+		errTheirs := json.Unmarshal(doc, &theirs)
+		if jsonwiretest.Lenient(doc, &theirs) {
+			return
+		}
+		if (errOurs == nil) != (errTheirs == nil) || errOurs == nil && !reflect.DeepEqual(ours, theirs) {
+			t.Fatalf("%q\n ours   %s (%v)\n theirs %s (%v)", doc, marshal(t, ours), errOurs, marshal(t, theirs), errTheirs)
 		}
 	})
 }

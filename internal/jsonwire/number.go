@@ -8,7 +8,7 @@ func (r *Reader) Int() int64 {
 	if !ok {
 		return 0
 	}
-	v, err := strconv.ParseInt(n, 10, 64)
+	v, err := strconv.ParseInt(string(n), 10, 64)
 	if err != nil {
 		r.fail("%q is no int64", n)
 	}
@@ -21,28 +21,28 @@ func (r *Reader) Uint() uint64 {
 	if !ok {
 		return 0
 	}
-	v, err := strconv.ParseUint(n, 10, 64)
+	v, err := strconv.ParseUint(string(n), 10, 64)
 	if err != nil {
 		r.fail("%q is no uint64", n)
 	}
 	return v
 }
 
-// number returns the text of the number that comes next; false for null
-// or an error.
-func (r *Reader) number() (string, bool) {
+// number returns the text of the number that comes next (a part of the
+// input, not a copy); false for null or an error.
+func (r *Reader) number() ([]byte, bool) {
 	if r.Null() || r.err != nil {
-		return "", false
+		return nil, false
 	}
 	start := r.i
 	for r.i < len(r.b) && isNumberByte(r.b[r.i]) {
 		r.i++
 	}
-	n := string(r.b[start:r.i])
+	n := r.b[start:r.i]
 	if !validNumber(n) {
 		r.i = start
 		r.fail("expected a number")
-		return "", false
+		return nil, false
 	}
 	return n, true
 }
@@ -53,7 +53,7 @@ func isNumberByte(c byte) bool {
 
 // validNumber tells whether n is a JSON number:
 // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func validNumber(n string) bool {
+func validNumber(n []byte) bool {
 	i := 0
 	digits := func() bool {
 		start := i
@@ -87,4 +87,20 @@ func validNumber(n string) bool {
 		}
 	}
 	return i == len(n)
+}
+
+// Float reads a number as encoding/json reads it into a float64 (0 for
+// null): any JSON number, rounded to the nearest float64; one beyond
+// float64's range is an error, as it is for encoding/json.
+func (r *Reader) Float() float64 {
+	n, ok := r.number()
+	if !ok {
+		return 0
+	}
+	v, err := strconv.ParseFloat(string(n), 64)
+	if err != nil {
+		r.fail("%q is no float64", n)
+		return 0
+	}
+	return v
 }

@@ -11,20 +11,22 @@ func (r *Reader) String() string {
 	if r.Null() {
 		return ""
 	}
-	return r.quoted()
+	return string(r.quoted())
 }
 
-// quoted reads a string, which must come next.
-func (r *Reader) quoted() string {
+// quoted reads a string, which must come next, and returns its value: a
+// part of the input when there is nothing to unescape (the common case),
+// else a new slice.
+func (r *Reader) quoted() []byte {
 	if !r.expect('"') {
-		return ""
+		return nil
 	}
 	start := r.i
-	for r.i < len(r.b) { // the common case: nothing to unescape
+	for r.i < len(r.b) {
 		c := r.b[r.i]
 		if c == '"' {
 			r.i++
-			return string(r.b[start : r.i-1])
+			return r.b[start : r.i-1]
 		}
 		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
 			break
@@ -35,22 +37,23 @@ func (r *Reader) quoted() string {
 	return r.unquote()
 }
 
-// unquote reads the rest of a string whose opening quote was read.
-func (r *Reader) unquote() string {
+// unquote reads the rest of a string whose opening quote was read, and
+// returns it unescaped.
+func (r *Reader) unquote() []byte {
 	var out []byte
 	for r.i < len(r.b) {
 		c := r.b[r.i]
 		switch {
 		case c == '"':
 			r.i++
-			return string(out)
+			return out
 		case c < 0x20:
 			r.fail("control character %q in a string", c)
-			return ""
+			return nil
 		case c == '\\':
 			out = r.escape(out)
 			if r.err != nil {
-				return ""
+				return nil
 			}
 		case c < utf8.RuneSelf:
 			out = append(out, c)
@@ -62,7 +65,7 @@ func (r *Reader) unquote() string {
 		}
 	}
 	r.fail("unterminated string")
-	return ""
+	return nil
 }
 
 // escape appends what the escape sequence at r.i stands for.

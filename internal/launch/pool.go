@@ -5,8 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"time"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 

@@ -4,9 +4,11 @@ package jsonwiretest
 
 import (
 	"encoding/binary"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Fill sets every field of the struct v points to that JSON carries (not
@@ -14,7 +16,8 @@ import (
 // is not its zero value, different for each field: a test of a
 // hand-written encoder or decoder fills a message with it, so that a field
 // added to the type and forgotten by the code fails the test. Strings get
-// characters that need escaping.
+// characters that need escaping, floats thirds (no short decimal), times
+// nanoseconds and a zone offset.
 func Fill(v any) {
 	n := 0
 	walk(reflect.ValueOf(v).Elem(), func(v reflect.Value) {
@@ -28,6 +31,11 @@ func Fill(v any) {
 			v.SetInt(int64(n) * -1000003)
 		case reflect.Uint, reflect.Uint64, reflect.Uint32:
 			v.SetUint(uint64(n)*1000003 + 1<<40)
+		case reflect.Float64:
+			v.SetFloat(float64(n) / -3)
+		case reflect.Struct: // a time.Time
+			zone := time.FixedZone("", (n%97-48)*15*60) // within 12 hours of UTC
+			v.Set(reflect.ValueOf(time.Date(2000+n, 1, 2, 3, 4, 5, n*1000003, zone)))
 		}
 	}, func(reflect.Value) int { return 2 })
 }
@@ -35,8 +43,10 @@ func Fill(v any) {
 // Random sets the fields of the struct v points to (those JSON carries,
 // as Fill does) from data, for a fuzz target: strings are taken from its
 // bytes as they are (invalid UTF-8 included), numbers span their whole
-// range, pointers may be nil and slices nil, empty or short. When data
-// runs out, what is left gets zero values.
+// range (floats every finite value), times any nanosecond of years 1 to
+// 9998 in any zone of whole minutes (what encoding/json can write),
+// pointers may be nil and slices nil, empty or short. When data runs out,
+// what is left gets zero values.
 func Random(v any, data []byte) {
 	s := source(data)
 	walk(reflect.ValueOf(v).Elem(), func(v reflect.Value) {
@@ -57,6 +67,10 @@ func Random(v any, data []byte) {
 				n = uint64(uint32(n))
 			}
 			v.SetUint(n)
+		case reflect.Float64:
+			v.SetFloat(s.float64())
+		case reflect.Struct: // a time.Time
+			v.Set(reflect.ValueOf(s.time()))
 		}
 	}, func(v reflect.Value) int {
 		c := int(s.byte() % 5)
@@ -67,13 +81,17 @@ func Random(v any, data []byte) {
 	})
 }
 
-// walk calls scalar for each string, bool and number in v, descending
-// into structs (their fields JSON carries), pointers and slices; count
-// says for a pointer whether to set it (0 leaves it nil) and for a slice
-// its length (below 0 leaves it nil).
+// walk calls scalar for each string, bool, number and time.Time in v,
+// descending into other structs (their fields JSON carries), pointers and
+// slices; count says for a pointer whether to set it (0 leaves it nil) and
+// for a slice its length (below 0 leaves it nil).
 func walk(v reflect.Value, scalar func(reflect.Value), count func(reflect.Value) int) {
 	switch v.Kind() {
 	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[time.Time]() {
+			scalar(v)
+			return
+		}
 		for i := range v.NumField() {
 			f := v.Type().Field(i)
 			if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); f.IsExported() && tag != "-" {
@@ -95,7 +113,7 @@ func walk(v reflect.Value, scalar func(reflect.Value), count func(reflect.Value)
 			walk(v.Index(i), scalar, count)
 		}
 	case reflect.String, reflect.Bool, reflect.Int, reflect.Int64, reflect.Int32,
-		reflect.Uint, reflect.Uint64, reflect.Uint32:
+		reflect.Uint, reflect.Uint64, reflect.Uint32, reflect.Float64:
 		scalar(v)
 	default:
 		panic("jsonwiretest: no value for " + v.Type().String())
@@ -118,6 +136,28 @@ func (s *source) uint64() uint64 {
 	var b [8]byte
 	*s = (*s)[copy(b[:], *s):]
 	return binary.LittleEndian.Uint64(b[:])
+}
+
+// float64 is any finite float64 (an infinity or NaN's bits as an
+// integer).
+func (s *source) float64() float64 {
+	u := s.uint64()
+	if f := math.Float64frombits(u); !math.IsNaN(f) && !math.IsInf(f, 0) {
+		return f
+	}
+	return float64(int64(u))
+}
+
+// time is a time of years 1 to 9998 (so that its zone takes it to no year
+// encoding/json cannot write) to the nanosecond, in a zone of whole
+// minutes within a day of UTC.
+func (s *source) time() time.Time {
+	first := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	span := uint64(time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC).Unix() - first)
+	sec := first + int64(s.uint64()%span)
+	nsec := int64(s.uint64() % uint64(time.Second))
+	zone := time.FixedZone("", int(int64(s.uint64())%(24*60))*60)
+	return time.Unix(sec, nsec).In(zone)
 }
 
 // string takes up to 15 bytes, as many as its first says.
