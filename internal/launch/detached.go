@@ -51,7 +51,7 @@ func (r *Runner) StartDetached(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	defer s.ctrl.Close() // the init carries on alone once we let go
-	if err := recordInit(r.opts.Layout.InitRecord(r.p.Job, r.p.Name), s.cmd.Process.Pid); err != nil {
+	if err := recordInit(r.opts.Layout.InitRecord(r.p.Job, r.p.Name), s.cmd.Process.Pid, s.cmd.Path); err != nil {
 		s.discard()
 		return 0, err
 	}

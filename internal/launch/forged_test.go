@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"strconv"
 	"os/exec"
 	"path/filepath"
 	"syscall"
@@ -76,7 +77,7 @@ func TestForgedInitNotAdopted(t *testing.T) {
 	// process would have: neither is the init.
 	pid := forge(65534)
 	refused("a process of uid 65534")
-	if err := recordInit(recPath, pid); err != nil {
+	if err := recordInit(recPath, pid, exeOf(t, pid)); err != nil {
 		t.Fatal(err)
 	}
 	refused("a process of uid 65534 with a record of it")
@@ -85,7 +86,7 @@ func TestForgedInitNotAdopted(t *testing.T) {
 	pid = forge(0)
 	os.Remove(recPath)
 	refused("root's process without a record")
-	if err := recordInit(recPath, pid); err != nil {
+	if err := recordInit(recPath, pid, exeOf(t, pid)); err != nil {
 		t.Fatal(err)
 	}
 	rec, err := readRecord(recPath)
@@ -126,4 +127,14 @@ func copyForOthers(t *testing.T) string {
 	bin := filepath.Join(dir, "vigil")
 	copyFile(t, bin)
 	return bin
+}
+
+// exeOf is the file pid executes, as its starter would name it.
+func exeOf(t *testing.T, pid int) string {
+	t.Helper()
+	exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
 }

@@ -30,17 +30,21 @@ type initRecord struct {
 }
 
 // recordInit writes path's record of the init pid, which has just been
-// started (and has not been given its launch yet, so it has written no
-// pid file).
-func recordInit(path string, pid int) error {
+// started from program (and has not been given its launch yet, so it has
+// written no pid file). The executable recorded is program's file, which
+// the start executed, not what /proc/PID/exe says at the moment: that was
+// seen to be the starter's own binary still, now and then, in the guest of
+// the VM stage, and an init recorded so is never adopted.
+func recordInit(path string, pid int, program string) error {
 	st, err := procstat.ReadStat(pid)
 	if err != nil {
 		return fmt.Errorf("record init %d: %w", pid, err)
 	}
-	dev, ino, err := executableOf(pid)
-	if err != nil {
-		return fmt.Errorf("record init %d: %w", pid, err)
+	var fst unix.Stat_t
+	if err := unix.Stat(program, &fst); err != nil {
+		return fmt.Errorf("record init %d: %w", pid, &os.PathError{Op: "stat", Path: program, Err: err})
 	}
+	dev, ino := fst.Dev, fst.Ino
 	b, _ := json.Marshal(initRecord{PID: pid, Start: st.StartTicks, Dev: dev, Ino: ino})
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("record init %d: %w", pid, err)
@@ -74,7 +78,7 @@ func (s *spare) stage(dir string) {
 		return
 	}
 	path := filepath.Join(dir, strconv.Itoa(s.cmd.Process.Pid)+".json")
-	if recordInit(path, s.cmd.Process.Pid) == nil {
+	if recordInit(path, s.cmd.Process.Pid, s.cmd.Path) == nil {
 		s.record = path
 	}
 }
@@ -88,7 +92,7 @@ func (s *spare) recordAs(path string) error {
 			return nil
 		}
 	}
-	return recordInit(path, s.cmd.Process.Pid)
+	return recordInit(path, s.cmd.Process.Pid, s.cmd.Path)
 }
 
 // readRecord reads the record at path, which must be a regular file of
@@ -144,19 +148,22 @@ func verifyInit(pid int, recPath string) error {
 		return fmt.Errorf("pid %d (started at tick %d) is not the init recorded in %s (pid %d, started at tick %d)",
 			pid, st.StartTicks, recPath, rec.PID, rec.Start)
 	}
-	if !isInitImage(pid, rec) {
-		return fmt.Errorf("pid %d does not execute the init's binary", pid)
-	}
-	return nil
+	return isInitImage(pid, rec)
 }
 
-// isInitImage reports whether pid executes the binary its record names:
-// the one test of "this is vigil's init binary". It compares files, not
-// paths, so an init started before its binary was replaced (an upgrade)
-// is still recognised, and nothing else is.
-func isInitImage(pid int, rec initRecord) bool {
+// isInitImage checks that pid executes the binary its record names: the
+// one test of "this is vigil's init binary". It compares files, not paths,
+// so an init started before its binary was replaced (an upgrade) is still
+// recognised, and nothing else is.
+func isInitImage(pid int, rec initRecord) error {
 	dev, ino, err := executableOf(pid)
-	return err == nil && dev == rec.Dev && ino == rec.Ino
+	if err != nil {
+		return err
+	}
+	if dev != rec.Dev || ino != rec.Ino {
+		return fmt.Errorf("pid %d does not execute the init's binary (it executes file %d:%d, the record names %d:%d)", pid, dev, ino, rec.Dev, rec.Ino)
+	}
+	return nil
 }
 
 // executableOf is the device and inode of the file pid executes.

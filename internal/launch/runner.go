@@ -144,7 +144,7 @@ func (r *Runner) startFresh(launch *procinit.Launch, iso isolation, ns *health.N
 		_ = ns.Close()
 		return nil, fmt.Errorf("start %s: %w", launch.Label, err)
 	}
-	if err := recordInit(r.opts.Layout.InitRecord(r.p.Job, r.p.Name), s.cmd.Process.Pid); err != nil {
+	if err := recordInit(r.opts.Layout.InitRecord(r.p.Job, r.p.Name), s.cmd.Process.Pid, s.cmd.Path); err != nil {
 		// Unrecorded, the init could never be found again through its pid
 		// file: a later daemon would start the process a second time.
 		s.discard()

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"fmt"
 	"log/slog"
 	"time"
@@ -225,9 +226,12 @@ func (d *Daemon) supervisorConfig(next *loaded, id supervise.ID) supervise.Confi
 			cfg.Timing.StartTimeout = d.startTimeout()
 		}
 		cfg.OnLimit = d.command(id, sp.proc.Restart.Limit.Exec, sp.proc.Environ(d.cfg.Layout))
-		if p, err := launch.Adopt(d.cfg.Layout, id.Job, id.Process); err == nil {
+		switch p, err := launch.Adopt(d.cfg.Layout, id.Job, id.Process); {
+		case err == nil:
 			cfg.Adopt = p
 			d.log.Info("adopted", "process", id.String(), "pid", p.PID())
+		case !errors.Is(err, fs.ErrNotExist): // a pid file names no init of ours: say why
+			d.log.Warn("not adopted", "process", id.String(), "error", err)
 		}
 	}
 	cfg.Unmonitored = d.ext.Configure(id, &cfg)

@@ -100,7 +100,7 @@ func TestStemcellService(t *testing.T) {
 	inGuest(t)
 	t.Cleanup(func() {
 		if t.Failed() {
-			out, _ := exec.Command("journalctl", "--no-pager", "-n", "80", "-u", "vigil.service").CombinedOutput()
+			out, _ := exec.Command("journalctl", "--no-pager", "-n", "600", "-u", "vigil.service").CombinedOutput()
 			st, _ := exec.Command(vcap+"/bosh/bin/vigil", "status", "--root", vcap).CombinedOutput()
 			t.Logf("journal of vigil.service:\n%s\nvigil status:\n%s", out, st)
 		}
