@@ -3,8 +3,8 @@ package daemon
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"time"
 
