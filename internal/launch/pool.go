@@ -19,9 +19,9 @@ import (
 // for a new init to start its runtime and register its signals (about 4 ms,
 // most of a restart). A spare init has done all of that and waits for its
 // launch; it opens the process's log files itself once it gets one. When
-// the pool is given the init records' directory, it also writes each
-// spare's record ahead, under a name of its own, so that a start only
-// renames it into place (a new file on ext4 cost a restart 0.3 to 0.4 ms).
+// the pool is given a directory for them (PoolConfig.Records), it also
+// writes each spare's init record ahead, so that a start only renames it
+// into place (a new file on ext4 cost a restart 0.3 to 0.4 ms).
 // The pool owns one goroutine, which refills it; Close stops it and ends
 // the spares.
 type Pool struct {
