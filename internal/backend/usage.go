@@ -11,7 +11,7 @@ import (
 
 // usageMaxAge is how old a /proc pass may be and still serve a status:
 // the status page, a scrape and a command line asking within the same
-// second share one pass (about 1 ms per 100 processes on the machine).
+// second share one pass (BenchmarkScan: 0.7 ms for 270 processes on the machine).
 const usageMaxAge = time.Second
 
 // UsageCache fills statuses with resource use from the latest pass over

@@ -55,7 +55,8 @@ func ReadStat(pid int) (Stat, error) {
 	return parseStat(buf[:n])
 }
 
-// parseStat parses a /proc/PID/stat line. The command name, in
+// parseStat parses a /proc/PID/stat line without allocating: a pass
+// over the machine parses one line per process. The command name, in
 // parentheses, may hold spaces and parentheses itself: the fields start
 // after the last ')'.
 func parseStat(line []byte) (Stat, error) {
@@ -63,28 +64,56 @@ func parseStat(line []byte) (Stat, error) {
 	if open < 1 || close < open {
 		return Stat{}, fmt.Errorf("stat line %.40q: no command name", line)
 	}
-	pid, err := strconv.Atoi(string(bytes.TrimSpace(line[:open])))
-	if err != nil {
-		return Stat{}, fmt.Errorf("stat line %.40q: pid: %w", line, err)
+	pid, ok := parseDecimal(bytes.TrimSpace(line[:open]))
+	if !ok {
+		return Stat{}, fmt.Errorf("stat line %.40q: pid is not a number", line)
 	}
 	// After the name: state(3) ppid(4) ... utime(14) stime(15) cutime(16)
 	// cstime(17) ... starttime(22) vsize(23) rss(24), numbered as in proc(5).
-	f := bytes.Fields(line[close+1:])
-	if len(f) < 22 {
-		return Stat{}, fmt.Errorf("stat line %.40q: %d fields", line, len(f))
+	// A field that is not a plain number (tty_pgrp's -1) reads as 0.
+	var f [lastField + 1][]byte
+	n := 3
+	for field := range bytes.FieldsSeq(line[close+1:]) {
+		f[n] = field
+		if n++; n > lastField {
+			break
+		}
 	}
-	field := func(n int) uint64 { v, _ := strconv.ParseUint(string(f[n-3]), 10, 64); return v }
+	if n <= lastField {
+		return Stat{}, fmt.Errorf("stat line %.40q: %d fields after the name", line, n-3)
+	}
+	num := func(i int) uint64 { v, _ := parseDecimal(f[i]); return v }
 	return Stat{
-		PID:        pid,
-		PPID:       int(field(4)),
-		Session:    int(field(6)),
-		State:      f[0][0],
-		CPUTicks:   field(14) + field(15),
-		ChildTicks: field(16) + field(17),
-		StartTicks: field(22),
-		RSSBytes:   int64(field(24)) * int64(os.Getpagesize()),
-		VSizeBytes: field(23),
+		PID:        int(pid),
+		PPID:       int(num(4)),
+		Session:    int(num(6)),
+		State:      f[3][0],
+		CPUTicks:   num(14) + num(15),
+		ChildTicks: num(16) + num(17),
+		StartTicks: num(22),
+		RSSBytes:   int64(num(24)) * int64(os.Getpagesize()),
+		VSizeBytes: num(23),
 	}, nil
+}
+
+// lastField is the number of the last field of /proc/PID/stat that
+// parseStat reads (rss).
+const lastField = 24
+
+// parseDecimal parses an unsigned decimal number of at most 19 digits;
+// false for anything else.
+func parseDecimal(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	return v, true
 }
 
 // readSmall reads a small /proc file into buf without allocating.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -29,6 +30,11 @@ func TestParseStat(t *testing.T) {
 		if (err != nil) != c.bad || got != c.want {
 			t.Errorf("parseStat(%q) = %+v, %v; want %+v (error: %v)", c.line, got, err, c.want, c.bad)
 		}
+	}
+	// A pass over the machine parses a line per process: none may allocate.
+	line := []byte("42 (sh) S 1 42 42 0 -1 4194560 100 0 0 0 7 3 20 10 20 0 1 0 100 2000 5 18446744073709551615 1 1 0")
+	if n := testing.AllocsPerRun(100, func() { parseStat(line) }); n != 0 {
+		t.Errorf("parseStat allocates %v times per line", n)
 	}
 }
 
@@ -176,4 +182,29 @@ func TestBootTime(t *testing.T) {
 	if started := st.Started(boot); started.Before(boot) || started.After(time.Now().Add(time.Second)) {
 		t.Errorf("started %v, booted %v", started, boot)
 	}
+}
+
+// FuzzParseStat writes stat lines as the kernel does, with any command
+// name (the one field a process chooses: up to 15 bytes, spaces and
+// parentheses included), and checks that parseStat reads back every
+// figure; then it feeds the raw bytes, which must not panic.
+func FuzzParseStat(f *testing.F) {
+	f.Add("sh", uint32(42), uint32(1), uint64(7), uint64(3), uint64(5), []byte("1 (a) R"))
+	f.Add("a) b) (c", uint32(7), uint32(3), uint64(1), uint64(1), uint64(9), []byte("7 (a)) R 1 2 3"))
+	f.Fuzz(func(t *testing.T, comm string, pid, ppid uint32, utime, stime, rss uint64, raw []byte) {
+		parseStat(raw)
+		comm = strings.ReplaceAll(comm, "\x00", "")
+		if len(comm) > 15 {
+			comm = comm[:15]
+		}
+		utime, stime, rss = utime>>2, stime>>2, rss>>20 // sums and page multiples stay in range
+		line := fmt.Sprintf("%d (%s) S %d %d %d 0 -1 4194560 100 0 0 0 %d %d 0 0 20 0 1 0 100 2000 %d 0 1 1\n",
+			pid, comm, ppid, pid, pid, utime, stime, rss)
+		got, err := parseStat([]byte(line))
+		want := Stat{PID: int(pid), PPID: int(ppid), Session: int(pid), State: 'S', CPUTicks: utime + stime,
+			StartTicks: 100, VSizeBytes: 2000, RSSBytes: int64(rss) * int64(os.Getpagesize())}
+		if err != nil || got != want {
+			t.Fatalf("parseStat(%q) = %+v, %v; want %+v", line, got, err, want)
+		}
+	})
 }

@@ -1,6 +1,8 @@
 package procstat
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"runtime"
@@ -28,23 +30,23 @@ type Snapshot struct {
 // Scan reads every process's /proc/PID/stat, on up to GOMAXPROCS (at most
 // 4) goroutines: the kernel's work of writing each file is the cost.
 func Scan() (*Snapshot, error) {
-	d, err := os.Open("/proc")
+	dir, err := unix.Open("/proc", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return nil, &os.PathError{Op: "open", Path: "/proc", Err: err}
 	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
+	defer unix.Close(dir)
+	pids, err := listPIDs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("list /proc: %w", err)
 	}
-	workers := max(1, min(runtime.GOMAXPROCS(0), 4, len(names)/64))
+	workers := max(1, min(runtime.GOMAXPROCS(0), 4, len(pids)/64))
 	parts := make([][]Stat, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
-		wg.Go(func() { parts[w] = readStats(int(d.Fd()), names[w*len(names)/workers:(w+1)*len(names)/workers]) })
+		wg.Go(func() { parts[w] = readStats(dir, pids[w*len(pids)/workers:(w+1)*len(pids)/workers]) })
 	}
 	wg.Wait()
-	s := &Snapshot{stats: make(map[int]Stat, len(names)), children: map[int][]int{}}
+	s := &Snapshot{stats: make(map[int]Stat, len(pids)), children: make(map[int][]int, len(pids)/2)}
 	for _, part := range parts {
 		for _, st := range part {
 			s.stats[st.PID] = st
@@ -54,17 +56,50 @@ func Scan() (*Snapshot, error) {
 	return s, nil
 }
 
-// readStats reads the stat file of each numeric name under the /proc
-// directory dir; processes that end meanwhile are left out.
-func readStats(dir int, names []string) []Stat {
-	out := make([]Stat, 0, len(names))
-	var buf [1024]byte
-	for _, name := range names {
-		pid, err := strconv.Atoi(name)
-		if err != nil {
+// listPIDs returns the numeric entries of the /proc directory dir,
+// parsed from its raw entries (no string per entry).
+func listPIDs(dir int) ([]int, error) {
+	var buf [16 << 10]byte
+	pids := make([]int, 0, 512)
+	for {
+		n, err := unix.ReadDirent(dir, buf[:])
+		if err == unix.EINTR {
 			continue
 		}
-		fd, err := unix.Openat(dir, name+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			return pids, nil
+		}
+		// Each entry: inode (8 bytes), offset (8), record length (2),
+		// type (1), then the name, NUL-terminated.
+		for rec := buf[:n]; len(rec) >= 19; {
+			size := int(binary.NativeEndian.Uint16(rec[16:18]))
+			if size < 19 || size > len(rec) {
+				return nil, fmt.Errorf("malformed directory entry of %d bytes", size)
+			}
+			name := rec[19:size]
+			if end := bytes.IndexByte(name, 0); end >= 0 {
+				name = name[:end]
+			}
+			if pid, ok := parseDecimal(name); ok {
+				pids = append(pids, int(pid))
+			}
+			rec = rec[size:]
+		}
+	}
+}
+
+// readStats reads the stat file of each of pids under the /proc directory
+// dir; processes that end meanwhile are left out.
+func readStats(dir int, pids []int) []Stat {
+	out := make([]Stat, 0, len(pids))
+	var buf [1024]byte
+	path := make([]byte, 0, 32)
+	for _, pid := range pids {
+		path = append(strconv.AppendInt(path[:0], int64(pid), 10), "/stat"...)
+		fd, err := unix.Openat(dir, string(path), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			continue // ended meanwhile
 		}
