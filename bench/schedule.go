@@ -230,6 +230,8 @@ func isPaced(peer string) bool {
 // time. It returns the live instance, or nil.
 func (h *harness) startAt(ctx context.Context, p string, n int) *instance {
 	key := fmt.Sprintf("start/%d", n)
+	h.starting.Lock()
+	defer h.starting.Unlock()
 	if ctx.Err() != nil {
 		return nil
 	}
