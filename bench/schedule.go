@@ -34,6 +34,7 @@ func (h *harness) run(ctx context.Context) {
 	}
 	var lanes sync.WaitGroup
 	var steady []string
+	shared := make(chan struct{}) // closed when the shared lane is done
 	for _, p := range h.peers {
 		switch {
 		case isPaced(p) && h.m.PacedSizeLanes:
@@ -41,31 +42,46 @@ func (h *harness) run(ctx context.Context) {
 				lanes.Go(func() { h.size(ctx, []string{p}, n, h.m.Idle) })
 			}
 		case isPaced(p):
-			lanes.Go(func() { h.lane(ctx, []string{p}) })
+			lanes.Go(func() { h.lane(ctx, []string{p}, shared) })
 		default:
 			steady = append(steady, p)
 		}
 	}
-	if len(steady) > 0 {
-		lanes.Go(func() { h.lane(ctx, steady) })
-	}
+	lanes.Go(func() {
+		defer close(shared)
+		if len(steady) > 0 {
+			h.lane(ctx, steady, nil)
+		}
+	})
 	lanes.Wait()
 	h.logf("waiting for the background tests")
 	bg.Wait()
 }
 
-// alone is the size from which the supervisors of a lane run one at a
-// time: at N=1000, seven supervisors' children and per-process supervisors
-// (Go programs of a few threads each, vigil's inits of about seven) would
-// need more pids than the kernel's default pid_max (32768) holds. Each
-// then has an idle window of a third of the usual length.
+// alone is the size from which every supervisor runs alone: at N=1000,
+// seven supervisors' children and per-process supervisors (Go programs of
+// a few threads each, and vigil's inits) would need more pids than the
+// kernel's default pid_max (32768) holds, and monit busy with a thousand
+// processes takes a tenth to a third of a core. The supervisors of a lane
+// then run one at a time, each with an idle window of a third of the
+// usual length, and a paced lane waits for the shared lane to be done.
 const alone = 1000
 
-func (h *harness) lane(ctx context.Context, peers []string) {
+// lane runs the sizes of peers in turn. A lane given after waits for it to
+// be closed before its sizes from alone up.
+func (h *harness) lane(ctx context.Context, peers []string, after <-chan struct{}) {
 	for _, n := range h.m.Sizes {
 		if n < alone {
 			h.size(ctx, peers, n, h.m.Idle)
 			continue
+		}
+		if after != nil {
+			h.logf("[%s] N=%d waits for the shared lane", strings.Join(peers, ","), n)
+			select {
+			case <-after:
+			case <-ctx.Done():
+				return
+			}
 		}
 		for _, p := range peers {
 			if ctx.Err() != nil {
