@@ -24,6 +24,7 @@ func Lenient(doc []byte, v any) bool {
 	var stack []open
 	lenient := false
 	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber() // a number out of float64's range is still a token (a skipped value may hold one)
 	for {
 		tok, err := dec.Token()
 		if err != nil {
