@@ -191,7 +191,7 @@ func scratchBase() string {
 		return ""
 	}
 	var st unix.Statfs_t
-	if fsName("/dev/shm") == "tmpfs" && unix.Statfs("/dev/shm", &st) == nil && st.Flags&unix.ST_NOEXEC == 0 {
+	if unix.Statfs("/dev/shm", &st) == nil && st.Type == unix.TMPFS_MAGIC && st.Flags&unix.ST_NOEXEC == 0 {
 		return "/dev/shm" // the children's binary runs from there
 	}
 	return ""

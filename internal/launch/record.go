@@ -40,11 +40,10 @@ func recordInit(path string, pid int, program string) error {
 	if err != nil {
 		return fmt.Errorf("record init %d: %w", pid, err)
 	}
-	var fst unix.Stat_t
-	if err := unix.Stat(program, &fst); err != nil {
-		return fmt.Errorf("record init %d: %w", pid, &os.PathError{Op: "stat", Path: program, Err: err})
+	dev, ino, err := fileID(program)
+	if err != nil {
+		return fmt.Errorf("record init %d: %w", pid, err)
 	}
-	dev, ino := fst.Dev, fst.Ino
 	b, _ := json.Marshal(initRecord{PID: pid, Start: st.StartTicks, Dev: dev, Ino: ino})
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("record init %d: %w", pid, err)
@@ -168,9 +167,17 @@ func isInitImage(pid int, rec initRecord) error {
 
 // executableOf is the device and inode of the file pid executes.
 func executableOf(pid int) (dev, ino uint64, err error) {
-	var st unix.Stat_t
-	if err := unix.Stat("/proc/"+strconv.Itoa(pid)+"/exe", &st); err != nil {
+	if dev, ino, err = fileID("/proc/" + strconv.Itoa(pid) + "/exe"); err != nil {
 		return 0, 0, fmt.Errorf("executable of %d: %w", pid, err)
+	}
+	return dev, ino, nil
+}
+
+// fileID is the device and inode of the file at path, following links.
+func fileID(path string) (dev, ino uint64, err error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return 0, 0, &os.PathError{Op: "stat", Path: path, Err: err}
 	}
 	return st.Dev, st.Ino, nil
 }
