@@ -1,6 +1,7 @@
 package control
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,12 +11,12 @@ import (
 	"net"
 	"net/http"
 	"syscall"
+	"time"
 )
 
 // Client is a Manager that talks to a daemon over its control socket.
 type Client struct {
 	socket string
-	http   *http.Client
 }
 
 var _ Manager = (*Client)(nil)
@@ -23,14 +24,7 @@ var _ Manager = (*Client)(nil)
 // NewClient returns a client for the socket at path. Nothing is dialled
 // until the first call.
 func NewClient(path string) *Client {
-	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", path)
-		},
-		DisableCompression: true,
-	}
-	return &Client{socket: path, http: &http.Client{Transport: tr}}
+	return &Client{socket: path}
 }
 
 // Status implements Manager. It decodes the reply with DecodeStatus.
@@ -137,20 +131,74 @@ func (c *Client) fetch(ctx context.Context, method, path string, in, out any) ([
 	return data, nil
 }
 
-// do sends one request; the caller closes the reply's body.
+// do sends one request on a connection of its own and returns the reply;
+// the caller closes the reply's body, which closes the connection. The
+// exchange runs on the caller's goroutine, with no transport or pool
+// between (a command makes a call or two), and ctx's end breaks it off.
 func (c *Client) do(ctx context.Context, method, path string, body io.Reader) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, method, "http://vigil"+path, body)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.http.Do(req)
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", c.socket)
 	if err != nil {
 		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
 			return nil, fmt.Errorf("%w (no daemon answers on %s)", ErrNoDaemon, c.socket)
 		}
 		return nil, fmt.Errorf("control socket %s: %w", c.socket, err)
 	}
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	resp, err := exchange(conn, req)
+	if err != nil {
+		stop()
+		conn.Close()
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return nil, fmt.Errorf("control socket %s: %w", c.socket, err)
+	}
+	resp.Body = &replyBody{ReadCloser: resp.Body, ctx: ctx, conn: conn, stop: stop}
 	return resp, nil
+}
+
+// exchange writes req on conn and reads the reply's head. A daemon may
+// answer before it has read the whole request (one over its size limit)
+// and close, failing the write: its answer is then still read.
+func exchange(conn net.Conn, req *http.Request) (*http.Response, error) {
+	werr := req.Write(conn)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+	if err != nil && werr != nil {
+		return nil, werr
+	}
+	return resp, err
+}
+
+// replyBody is a reply's body that fails with the call's context's error
+// once it ends, and that closes its connection, and stops watching the
+// context, when closed.
+type replyBody struct {
+	io.ReadCloser
+	ctx  context.Context
+	conn net.Conn
+	stop func() bool
+}
+
+func (b *replyBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && b.ctx.Err() != nil {
+		err = b.ctx.Err()
+	}
+	return n, err
+}
+
+// Close closes the connection first: closing an HTTP body reads what is
+// left of it, which an event stream never ends.
+func (b *replyBody) Close() error {
+	b.stop()
+	err := b.conn.Close()
+	_ = b.ReadCloser.Close()
+	return err
 }
 
 // readError turns a reply other than 200 into a *remoteError, decoding the

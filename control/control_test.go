@@ -20,6 +20,7 @@ import (
 // fakeManager answers from fixed values and records requests.
 type fakeManager struct {
 	acts    chan ActionRequest
+	hold    chan struct{} // if set, Act answers once it is closed
 	actErr  error
 	signals []SignalRequest
 }
@@ -31,6 +32,9 @@ func (f *fakeManager) Status(context.Context) (Status, error) {
 func (f *fakeManager) Act(_ context.Context, req ActionRequest) ([]ProcessStatus, error) {
 	if f.acts != nil {
 		f.acts <- req
+	}
+	if f.hold != nil {
+		<-f.hold
 	}
 	return []ProcessStatus{{Job: req.Job, Process: "p", State: "backoff"}}, f.actErr
 }
@@ -98,12 +102,30 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// TestCancelledCall: a call whose context ends while the daemon works on
+// it returns the context's error at once, and the daemon finishes anyway.
+func TestCancelledCall(t *testing.T) {
+	m := &fakeManager{acts: make(chan ActionRequest, 1), hold: make(chan struct{})}
+	_, c := serve(t, m)
+	defer close(m.hold)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Act(ctx, ActionRequest{Action: ActionStart, Job: "j"})
+		done <- err
+	}()
+	<-m.acts // the daemon has the request and holds its answer
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want the context's error", err)
+	}
+}
+
 func TestBadRequests(t *testing.T) {
 	path, _ := serve(t, &fakeManager{})
 	c := NewClient(path)
 	for _, body := range []string{`{"action":"start","job":"j","extra":1}`, `{"action":`, `{} {}`} {
-		req, _ := http.NewRequest(http.MethodPost, "http://vigil/v1/action", strings.NewReader(body))
-		resp, err := c.http.Do(req)
+		resp, err := c.do(t.Context(), http.MethodPost, "/v1/action", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,8 +135,7 @@ func TestBadRequests(t *testing.T) {
 		}
 	}
 	big := `{"action":"start","job":"` + strings.Repeat("x", maxRequest) + `"}`
-	req, _ := http.NewRequest(http.MethodPost, "http://vigil/v1/action", strings.NewReader(big))
-	resp, err := c.http.Do(req)
+	resp, err := c.do(t.Context(), http.MethodPost, "/v1/action", strings.NewReader(big))
 	if err != nil {
 		t.Fatal(err)
 	}
