@@ -18,16 +18,17 @@ import (
 // instance is one running supervisor with its own directory and report
 // socket.
 type instance struct {
-	peer   string
-	drv    driver
-	spec   spec
-	tr     *tracker
-	cmd    *exec.Cmd
-	log    *os.File
-	launch int64         // monotonic ns just before the supervisor was started
-	exited chan struct{} // closed when the supervisor process has exited
-	closed bool
-	keep   bool // leave the directory for inspection
+	peer    string
+	drv     driver
+	spec    spec
+	tr      *tracker
+	cmd     *exec.Cmd
+	log     *os.File
+	launch  int64         // monotonic ns just before the supervisor was started
+	started time.Duration // from the launch until the last child started (waitUp)
+	exited  chan struct{} // closed when the supervisor process has exited
+	closed  bool
+	keep    bool // leave the directory for inspection
 }
 
 // launch lays out and starts one supervisor. tag makes the directory unique.

@@ -25,6 +25,7 @@ type mode struct {
 	Sizes          []int         // growth sizes; the main tables use N=100
 	RestartSamples int           // kills at N=100
 	GrowthSamples  int           // kills at the other sizes (at most N)
+	StartRuns      int           // starts timed at each size, their median reported (a paced supervisor: one)
 	StatusRuns     int           // status queries at N=100, back to back
 	SpacedRuns     int           // status queries at N=100 and above, spacedGap apart
 	Idle           time.Duration // idle CPU window
@@ -36,13 +37,13 @@ type mode struct {
 }
 
 func quickMode() mode {
-	return mode{Name: "quick", Sizes: []int{10, 100}, RestartSamples: 20, GrowthSamples: 5,
+	return mode{Name: "quick", Sizes: []int{10, 100}, RestartSamples: 20, GrowthSamples: 5, StartRuns: 3,
 		StatusRuns: 20, SpacedRuns: 3, Idle: 10 * time.Second, Crash: 10 * time.Second, CrashExtra: 15 * time.Second,
 		Grace: 20 * time.Second, IgnoreN: 10, PacedSizeLanes: true}
 }
 
 func fullMode() mode {
-	return mode{Name: "full", Sizes: []int{10, 100, 1000}, RestartSamples: 50, GrowthSamples: 20,
+	return mode{Name: "full", Sizes: []int{10, 100, 1000}, RestartSamples: 50, GrowthSamples: 20, StartRuns: 5,
 		StatusRuns: 20, SpacedRuns: 7, Idle: 30 * time.Second, Crash: 30 * time.Second, CrashExtra: 30 * time.Second,
 		Grace: 30 * time.Second, IgnoreN: 100}
 }
@@ -70,7 +71,7 @@ type harness struct {
 }
 
 func main() {
-	quick := flag.Bool("quick", false, "short run (under 2 minutes)")
+	quick := flag.Bool("quick", false, "short run (about 2 minutes)")
 	full := flag.Bool("full", false, "long run with N=1000 (under 20 minutes)")
 	only := flag.String("only", "", "comma-separated supervisors to run: "+strings.Join(peerOrder(), ","))
 	vigil := flag.String("vigil", "", "vigil binary (default: build ./cmd/vigil)")

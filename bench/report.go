@@ -175,7 +175,7 @@ func detailTables(m mode) []table {
 		return t
 	}
 	return []table{
-		{Title: "Start N=" + n, Note: "Launch of the supervisor until the last of the N children started (child's own CLOCK_MONOTONIC); the CPU its processes had used by then (schedstat of every thread, and the children they reaped).",
+		{Title: "Start N=" + n, Note: fmt.Sprintf("Launch of the supervisor until the last of the N children started (child's own CLOCK_MONOTONIC); the CPU its processes had used by then (schedstat of every thread, and the children they reaped). Each the median of %d starts, each torn down before the next (monit: one start).", max(m.StartRuns, 1)),
 			Cols: []column{{"time", "start/" + n, true}, {"supervisor CPU", "startcpu/" + n, true}}},
 		{Title: "Restart after SIGKILL, N=" + n, Note: fmt.Sprintf("%d SIGKILLs, each of a random child up for at least 1.5 s after a random 0–1 s pause; from the kill until the new child started.", m.RestartSamples),
 			Cols: []column{{"median", "restart.med/" + n, true}, {"p95", "restart.p95/" + n, true}}},

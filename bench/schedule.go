@@ -242,37 +242,6 @@ func isPaced(peer string) bool {
 	return err == nil && d.Paced()
 }
 
-// startAt launches one supervisor with n children and records the start
-// time. It returns the live instance, or nil.
-func (h *harness) startAt(ctx context.Context, p string, n int) *instance {
-	key := fmt.Sprintf("start/%d", n)
-	h.starting.Lock()
-	defer h.starting.Unlock()
-	if ctx.Err() != nil {
-		return nil
-	}
-	in, err := h.launch(p, n, plain, fmt.Sprint(n))
-	if err != nil {
-		h.res.setErr(key, p, err)
-		return nil
-	}
-	d, err := in.waitUp(ctx, n, startGuard(n))
-	if err != nil {
-		h.res.setErr(key, p, err)
-		in.close(ctx, politeClose)
-		return nil
-	}
-	h.res.set(key, p, secCell(d.Seconds()))
-	// Everything the supervisor has run so far is the start (a paced one
-	// has also idled in between, at its idle rate).
-	if cpu, err := in.supervisorCPU(); err != nil {
-		h.res.setErr("startcpu/"+fmt.Sprint(n), p, err)
-	} else {
-		h.res.set("startcpu/"+fmt.Sprint(n), p, secCell(cpu.Seconds()))
-	}
-	return in
-}
-
 func (h *harness) restartAt(ctx context.Context, in *instance, n int) {
 	sfx := fmt.Sprintf("/%d", n)
 	samples := min(h.m.GrowthSamples, n)
