@@ -17,15 +17,18 @@ func (h *harness) startAt(ctx context.Context, p string, n int) *instance {
 	if runs < 1 || isPaced(p) {
 		runs = 1
 	}
+	key := fmt.Sprintf("start/%d", n)
 	h.starting.Lock()
 	defer h.starting.Unlock()
 	var times, cpus []float64
 	var in *instance
 	for i := range runs {
 		if in != nil {
-			in.close(ctx, politeClose)
+			if _, err := in.close(ctx, politeClose); err != nil {
+				h.logf("%s teardown: %v", p, err)
+			}
 		}
-		in = h.startOnce(ctx, p, n, i)
+		in = h.startOnce(ctx, p, n, i, key)
 		if in == nil {
 			return nil
 		}
@@ -38,7 +41,7 @@ func (h *harness) startAt(ctx context.Context, p string, n int) *instance {
 			h.res.setErr("startcpu/"+fmt.Sprint(n), p, err)
 		}
 	}
-	h.res.set(fmt.Sprintf("start/%d", n), p, secCell(median(times)))
+	h.res.set(key, p, secCell(median(times)))
 	if len(cpus) == runs {
 		h.res.set("startcpu/"+fmt.Sprint(n), p, secCell(median(cpus)))
 	}
@@ -49,10 +52,9 @@ func (h *harness) startAt(ctx context.Context, p string, n int) *instance {
 }
 
 // startOnce launches one supervisor with n children (the run-th start of
-// this size) and waits for all of them. It records a failure under the
-// start's key and returns nil.
-func (h *harness) startOnce(ctx context.Context, p string, n, run int) *instance {
-	key := fmt.Sprintf("start/%d", n)
+// this size) and waits for all of them. It records a failure under key
+// and returns nil.
+func (h *harness) startOnce(ctx context.Context, p string, n, run int, key string) *instance {
 	if ctx.Err() != nil {
 		return nil
 	}
