@@ -43,7 +43,7 @@ func quickMode() mode {
 }
 
 func fullMode() mode {
-	return mode{Name: "full", Sizes: []int{10, 100, 1000}, RestartSamples: 50, GrowthSamples: 20, StartRuns: 5,
+	return mode{Name: "full", Sizes: []int{10, 100, 1000}, RestartSamples: 50, GrowthSamples: 50, StartRuns: 5,
 		StatusRuns: 20, SpacedRuns: 7, Idle: 30 * time.Second, Crash: 30 * time.Second, CrashExtra: 30 * time.Second,
 		Grace: 30 * time.Second, IgnoreN: 100}
 }
@@ -71,8 +71,8 @@ type harness struct {
 }
 
 func main() {
-	quick := flag.Bool("quick", false, "short run (about 2 minutes)")
-	full := flag.Bool("full", false, "long run with N=1000 (under 20 minutes)")
+	quick := flag.Bool("quick", false, "short run (about 3.5 minutes)")
+	full := flag.Bool("full", false, "long run with N=1000 (about 22 minutes)")
 	only := flag.String("only", "", "comma-separated supervisors to run: "+strings.Join(peerOrder(), ","))
 	vigil := flag.String("vigil", "", "vigil binary (default: build ./cmd/vigil)")
 	out := flag.String("out", "", "report path (default: bench/results.md in the module)")

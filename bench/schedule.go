@@ -183,10 +183,11 @@ func (h *harness) ignorerTest(ctx context.Context, p string, b barrier) {
 }
 
 // size runs the foreground tests of one lane at one N: starts one at a
-// time (a start is a burst of CPU), restart tests side by side (mostly
-// waiting on jitter and on the supervisors' timers), status queries one at
-// a time, memory, one shared idle window of length idle, and at N=100 the
-// stop-all tests one at a time.
+// time (a start is a burst of CPU), restart tests one at a time (a restart
+// of a few milliseconds is as long as each wake-up of a process on an idle
+// CPU allows, and another supervisor's activity changes that: see
+// bench/README.md), status queries one at a time, memory, one shared idle
+// window of length idle, and at N=100 the stop-all tests one at a time.
 func (h *harness) size(ctx context.Context, peers []string, n int, idle time.Duration) {
 	lane := strings.Join(peers, ",")
 	h.logf("[%s] N=%d: start, restart, status and memory tests", lane, n)
@@ -196,11 +197,9 @@ func (h *harness) size(ctx context.Context, peers []string, n int, idle time.Dur
 			live = append(live, in)
 		}
 	}
-	var rs sync.WaitGroup
 	for _, in := range live {
-		rs.Go(func() { h.restartAt(ctx, in, n) })
+		h.restartAt(ctx, in, n)
 	}
-	rs.Wait()
 	for _, in := range live {
 		h.statusAt(ctx, in, n)
 		h.memoryAt(in, n)
