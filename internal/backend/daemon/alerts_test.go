@@ -6,12 +6,10 @@ import (
 	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/vigil-bosh/vigil/internal/supervise"
-	"github.com/vigil-bosh/vigil/internal/testproc"
 )
 
 // mailSink accepts SMTP sessions on ln and sends each message body to got.
@@ -55,23 +53,33 @@ func mailSink(ln net.Listener, got chan<- string) {
 	}
 }
 
+// writeAlertingMonitrc writes the stemcell's monitrc with a cycle of cycle
+// seconds, the HTTP API on a free port and alerts mailed to a sink that
+// lives as long as the test, and the API's credentials; it returns the
+// API's port and the mails as they arrive.
+func (h *harness) writeAlertingMonitrc(cycle int) (port int, mails <-chan string) {
+	mail, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { mail.Close() })
+	got := make(chan string, 8)
+	go mailSink(mail, got)
+	port = freePort(h.t)
+	h.write("bosh/etc/monitrc", fmt.Sprintf("set daemon %d\nset httpd port %d and use address 127.0.0.1\n"+
+		"  allow cleartext /var/vcap/monit/monit.user\nset alert agent@local\n"+
+		"set mailserver 127.0.0.1 port %d with timeout 15 seconds\ninclude /var/vcap/monit/job/*.monitrc\n",
+		cycle, port, mail.Addr().(*net.TCPAddr).Port), 0o600)
+	h.write("monit/monit.user", "vcap:random-password", 0o600)
+	return port, got
+}
+
 // TestMonitAlerts: the exit of a supervised service reaches the agent's
 // SMTP listener as monit's "Does not exist" alert.
 func TestMonitAlerts(t *testing.T) {
 	h := newHarness(t)
-	mail, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mail.Close()
-	got := make(chan string, 8)
-	go mailSink(mail, got)
+	_, mails := h.writeAlertingMonitrc(10)
 	h.writeJob("web", pr{"server", "serve", nil})
-	h.write("bosh/etc/monitrc", fmt.Sprintf("set daemon 10\nset httpd port %d and use address 127.0.0.1\n"+
-		"  allow cleartext /var/vcap/monit/monit.user\nset alert agent@local\n"+
-		"set mailserver 127.0.0.1 port %d with timeout 15 seconds\ninclude /var/vcap/monit/job/*.monitrc\n",
-		freePort(t), mail.Addr().(*net.TCPAddr).Port), 0o600)
-	h.write("monit/monit.user", "vcap:random-password", 0o600)
 	h.write("monit/job/0000_web.monitrc", "check process web-server\n  with pidfile /var/vcap/sys/run/bpm/web/server.pid\n"+
 		"  start program \"/var/vcap/jobs/bpm/bin/bpm start web -p server\"\n"+
 		"  stop program \"/var/vcap/jobs/bpm/bin/bpm stop web -p server\"\n  group vcap\n", 0o644)
@@ -79,14 +87,5 @@ func TestMonitAlerts(t *testing.T) {
 	first := h.rep.Expect(t, "ready")
 	unix.Kill(first.PID, unix.SIGKILL)
 	h.rep.Expect(t, "ready")
-	select {
-	case m := <-got:
-		for _, want := range []string{"Service: web-server\r\n", "Event: Does not exist\r\n", "Action: restart\r\n"} {
-			if !strings.Contains(m, want) {
-				t.Fatalf("alert lacks %q:\n%s", want, m)
-			}
-		}
-	case <-time.After(testproc.Guard):
-		t.Fatal("no alert mail")
-	}
+	expectMail(t, mails, "Service: web-server\r\n", "Event: Does not exist\r\n", "Action: restart\r\n")
 }

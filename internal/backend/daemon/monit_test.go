@@ -23,7 +23,7 @@ import (
 )
 
 // freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -25,20 +25,9 @@ func TestMonitTestsEnforced(t *testing.T) {
 		t.Fatal(err)
 	}
 	alertPort := alertLn.Addr().(*net.TCPAddr).Port
-	mail, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mail.Close()
-	mails := make(chan string, 8)
-	go mailSink(mail, mails)
 	h := newHarness(t)
+	port, mails := h.writeAlertingMonitrc(1)
 	h.writeJob("web", pr{"server", "serve", nil})
-	port := freePort(t)
-	h.write("bosh/etc/monitrc", fmt.Sprintf("set daemon 1\nset httpd port %d and use address 127.0.0.1\n"+
-		"  allow cleartext /var/vcap/monit/monit.user\nset alert agent@local\nset mailserver 127.0.0.1 port %d\n"+
-		"include /var/vcap/monit/job/*.monitrc\n", port, mail.Addr().(*net.TCPAddr).Port), 0o600)
-	h.write("monit/monit.user", "vcap:random-password", 0o600)
 	h.write("monit/job/0001_web.monitrc", fmt.Sprintf("check process web\n  with pidfile /var/vcap/sys/run/bpm/web/server.pid\n"+
 		"  start program \"/var/vcap/jobs/bpm/bin/bpm start web -p server\"\n"+
 		"  stop program \"/var/vcap/jobs/bpm/bin/bpm stop web -p server\"\n  group vcap\n"+

@@ -32,6 +32,8 @@ func (x *Extension) buildEngine(l *load, old *monit.Engine, booted <-chan struct
 					u.StopTimeout = s.Stop.Timeout + 30*time.Second // the kill stages after the stop program
 				}
 				units[s.Name] = u
+			} else if why, ok := l.failed[key]; ok {
+				units[s.Name] = x.failedUnit(s, why, !l.unmonitored[key] && s.Mode != "manual")
 			}
 			continue
 		}
@@ -60,6 +62,18 @@ func (x *Extension) buildEngine(l *load, old *monit.Engine, booted <-chan struct
 		Host: hostname(), Stats: x.stats, Booted: booted, OnChange: x.host.Changed})
 }
 
+// failedUnit is the unit of a check process s that cannot start, for
+// why: monit, whose bpm start would fail, shows "Execution failed" and
+// mails it each time the service is monitored (at its first cycle, at a
+// start); so does vigil, instead of leaving the service not monitored and
+// its starts without effect.
+func (x *Extension) failedUnit(s *monitrc.Service, why string, monitored bool) monit.Unit {
+	name := s.Name
+	return monit.NewFailedUnit(why, monitored, func() {
+		x.send(monit.Alert{Service: name, Event: "Execution failed", Action: "alert", Description: "failed to start: " + why})
+	})
+}
+
 // sameService reports whether a service is unchanged, apart from where it
 // was written.
 func sameService(a, b *monitrc.Service) bool {
@@ -69,7 +83,9 @@ func sameService(a, b *monitrc.Service) bool {
 }
 
 // actionDone runs after each monit action: the not-monitored set is saved
-// and the daemon's watchers are woken.
+// and the daemon's watchers are woken, whether the action failed or not (a
+// failed start monitors its service, a cascade may have done part of its
+// work).
 func (x *Extension) actionDone(svc, action string, err error) {
 	if e := x.engine.Load(); e != nil {
 		if werr := x.state.write(e); werr != nil {
@@ -87,9 +103,9 @@ func (x *Extension) actionDone(svc, action string, err error) {
 	}
 	if err != nil {
 		x.host.Log.Error("monit action", "service", svc, "action", action, "error", err)
-		return
+	} else {
+		x.host.Log.Info("monit action", "service", svc, "action", action)
 	}
-	x.host.Log.Info("monit action", "service", svc, "action", action)
 	x.host.Changed()
 }
 

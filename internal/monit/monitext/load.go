@@ -27,6 +27,9 @@ type load struct {
 	ids map[string]supervise.ID // by lower-cased service name
 	// run lists the bpm processes that checks start and some bpm.yml defines.
 	run []supervise.ID
+	// failed gives, by lower-cased service name, why each check that
+	// starts a bpm process no valid bpm.yml defines cannot start.
+	failed map[string]string
 	// unmonitored holds the lower-cased names monit.state recorded.
 	unmonitored map[string]bool
 	// booting names the services Configure saw started because they do
@@ -93,17 +96,21 @@ func safeRune(r rune) rune {
 
 // checkBPM keeps, of the bpm processes the jobs define, those that a check
 // process starts through the shim (with control files, they decide what
-// runs), and reports each check that names one no valid bpm.yml defines.
+// runs), and reports each check that names one no valid bpm.yml defines
+// (which the engine shows as a start that fails).
 func (m *load) checkBPM(defined []supervise.ID) []control.Problem {
 	var probs []control.Problem
+	m.failed = map[string]string{}
 	for _, s := range m.cfg.Services {
-		id, ok := m.bpm[strings.ToLower(s.Name)]
+		key := strings.ToLower(s.Name)
+		id, ok := m.bpm[key]
 		if !ok {
 			continue
 		}
 		if !slices.Contains(defined, id) {
 			probs = append(probs, control.Problem{Severity: "error", Job: id.Job, File: s.File, Line: s.Line,
 				Message: fmt.Sprintf("service %s starts bpm process %s, which no valid bpm.yml defines", s.Name, id)})
+			m.failed[key] = fmt.Sprintf("no valid bpm.yml defines bpm process %s", id)
 			continue
 		}
 		if !slices.Contains(m.run, id) {
