@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -19,9 +20,11 @@ import (
 // start monit`, then waits for the monit API's incarnation to change: at
 // its start this asks the daemon to re-read the control files (a reload,
 // which makes a new incarnation), says what changed, and then waits until
-// SIGTERM or SIGINT, when it exits 0. It never signals or stops a job, and
-// the agent's kill reaches it alone. A daemon that does not answer yet is
-// waited for, up to --wait; then it fails (systemd starts it again).
+// SIGTERM or SIGINT, when it exits 0. Under systemd it tells the unit's
+// readiness once the daemon has answered (Type=notify). It never signals or
+// stops a job, and the agent's kill reaches it alone. A daemon that does
+// not answer yet is waited for, up to --wait; then it fails (systemd
+// starts it again).
 func defineMonitService(c *command) func([]string) error {
 	wait := c.Duration("wait", time.Minute, "how long to wait for the daemon to answer")
 	return func(pos []string) error {
@@ -51,7 +54,33 @@ func monitService(client *control.Client, sock string, wait time.Duration) error
 	}
 	fmt.Fprintf(os.Stderr, "vigil monit-service: the daemon re-read the control files (%d started, %d stopped, %d restarted, %d unchanged, %d problems)\n",
 		len(res.Started), len(res.Stopped), len(res.Restarted), len(res.Unchanged), len(res.Problems))
+	if err := notifyReady(os.Getenv("NOTIFY_SOCKET")); err != nil {
+		fmt.Fprintln(os.Stderr, "vigil monit-service: tell systemd of the reload:", err)
+	}
 	<-ctx.Done()
+	return nil
+}
+
+// notifyReady tells systemd, on its notification socket path (from
+// $NOTIFY_SOCKET; "" for none, when it does nothing), that the unit is
+// ready: monit.service is Type=notify, so the agent's `systemctl start
+// monit` returns once the daemon has re-read the control files, and the
+// agent's first read of the monit API finds the new incarnation instead of
+// waiting a second for its next one.
+func notifyReady(path string) error {
+	if path == "" {
+		return nil
+	}
+	// A leading @ names an abstract socket, as systemd writes it and as
+	// package net reads it.
+	conn, err := net.DialUnix("unixgram", nil, &net.UnixAddr{Name: path, Net: "unixgram"})
+	if err != nil {
+		return fmt.Errorf("notify socket %s: %w", path, err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte("READY=1\nSTATUS=the daemon re-read the control files\n")); err != nil {
+		return fmt.Errorf("notify socket %s: %w", path, err)
+	}
 	return nil
 }
 

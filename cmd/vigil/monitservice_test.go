@@ -2,20 +2,26 @@ package main
 
 import (
 	"bufio"
+	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/testproc"
 )
 
 // monitService starts `vigil monit-service` on c's root, as monit.service
-// runs it, and returns it with its log lines (each line read, in order,
-// until it ends; the channel is closed then).
-func (c *cli) monitService(args ...string) (*exec.Cmd, <-chan string) {
+// runs it (with env added to the test's environment), and returns it with
+// its log lines (each line read, in order, until it ends; the channel is
+// closed then).
+func (c *cli) monitService(env []string, args ...string) (*exec.Cmd, <-chan string) {
 	cmd := exec.Command(vigilBin, append([]string{"monit-service", "--root", c.root}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		c.t.Fatal(err)
@@ -66,13 +72,19 @@ func TestMonitService(t *testing.T) {
 		t.Fatalf("before: %+v %+v", a1, b1)
 	}
 	inc := incarnation(t, port)
+	notify := notifySocket(t)
 	for i := range 3 {
-		cmd, lines := c.monitService()
-		line := c.awaitLine(lines, "the daemon re-read the control files")
+		cmd, lines := c.monitService([]string{"NOTIFY_SOCKET=" + notify.LocalAddr().String()})
+		// Ready (monit.service is Type=notify: the agent's start returns
+		// now) only once the new incarnation is in force.
+		if msg := readDatagram(t, notify); !strings.HasPrefix(msg, "READY=1\n") {
+			t.Fatalf("round %d: notified %q", i, msg)
+		}
 		next := incarnation(t, port)
 		if next == inc {
-			t.Fatalf("round %d: the incarnation stayed %s after %q", i, inc, line)
+			t.Fatalf("round %d: the incarnation stayed %s when monit-service said it was ready", i, inc)
 		}
+		c.awaitLine(lines, "the daemon re-read the control files")
 		inc = next
 		cmd.Process.Signal(syscall.SIGTERM)
 		if err := cmd.Wait(); err != nil {
@@ -97,7 +109,7 @@ func TestMonitService(t *testing.T) {
 func TestMonitServiceWaitsForTheDaemon(t *testing.T) {
 	c := newCLI(t)
 	c.monitRoot()
-	cmd, lines := c.monitService()
+	cmd, lines := c.monitService(nil)
 	c.awaitLine(lines, "waiting up to 1m0s for the daemon")
 	d := c.rawDaemon()
 	defer func() {
@@ -121,10 +133,34 @@ func TestMonitServiceWithoutDaemon(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitNoDaemon || !strings.Contains(string(out), "the vigil daemon is not running") {
 		t.Fatalf("monit-service without a daemon: %v\n%s", err, out)
 	}
-	waiting, lines := c.monitService("--wait", time.Hour.String())
+	waiting, lines := c.monitService(nil, "--wait", time.Hour.String())
 	c.awaitLine(lines, "waiting up to 1h0m0s")
 	waiting.Process.Signal(syscall.SIGTERM)
 	if err := waiting.Wait(); err != nil {
 		t.Fatalf("monit-service killed while it waits: %v", err)
 	}
+}
+
+// notifySocket is a datagram socket standing for systemd's notification
+// socket, closed when the test ends.
+func notifySocket(t *testing.T) *net.UnixConn {
+	t.Helper()
+	conn, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: filepath.Join(t.TempDir(), "notify"), Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// readDatagram returns the next message on conn.
+func readDatagram(t *testing.T, conn *net.UnixConn) string {
+	t.Helper()
+	conn.SetReadDeadline(time.Now().Add(testproc.Guard)) // a failure guard only
+	buf := make([]byte, 4096)
+	n, err := conn.Read(buf)
+	if err != nil {
+		t.Fatalf("no notification: %v", err)
+	}
+	return string(buf[:n])
 }

@@ -34,8 +34,9 @@ func unit(t *testing.T, units []Unit, name string) string {
 // TestUnits: the settings the stemcell's contract rests on. vigil.service
 // holds the jobs (delegated, a stop reaching the daemon alone, never
 // started at boot on its own); monit.service is one client process that
-// needs vigil.service, restarts when killed, and works as a drop-in over
-// the stemcell's unit (its ExecStart list reset first).
+// needs vigil.service, is ready once its reload is done, restarts when
+// killed, and works as a drop-in over the stemcell's unit (its ExecStart
+// list reset first).
 func TestUnits(t *testing.T) {
 	us := Units()
 	if len(us) != 2 || us[0].Name != "vigil.service" || us[1].Name != "monit.service" {
@@ -60,9 +61,12 @@ func TestUnits(t *testing.T) {
 		"ExecStart": {"", Binary + " monit-service --root " + Root},
 		"Requires":  {"vigil.service"},
 		"After":     {"vigil.service"},
-		"Type":      {"exec"},
-		"KillMode":  {"control-group"},
-		"Restart":   {"always"},
+		// ready once the daemon has re-read the files (monit-service
+		// notifies), so the agent's first read finds the new incarnation
+		"Type":         {"notify"},
+		"NotifyAccess": {"main"},
+		"KillMode":     {"control-group"},
+		"Restart":      {"always"},
 		// the agent's reloads in a row must never be refused
 		"StartLimitIntervalSec": {"0"},
 	} {

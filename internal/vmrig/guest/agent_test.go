@@ -96,7 +96,8 @@ func cmdline(pid int) string {
 
 // agentReloads: the agent's reload three times in a row. Each time the
 // first try's start makes vigil's daemon re-read the control files (a new
-// incarnation, answered by vigil), monit.service gets a new client, and
+// incarnation, answered by vigil, at the agent's first read after its
+// start), monit.service gets a new client, and
 // no job is touched: the same daemon, every executable with the pid it
 // had, no restart, and no signal in the logs of jobs (each one recording
 // the signals it gets).
@@ -117,6 +118,9 @@ func agentReloads(t *testing.T, jobs []string) {
 		next := mainPID(t, "monit.service")
 		if try != 1 || now.Version != "5.2.5" {
 			t.Errorf("round %d: the new incarnation came at try %d, from monit %s (want the first try, vigil's 5.2.5)", round, try, now.Version)
+		}
+		if check != 1 { // monit.service is ready once the daemon re-read the files
+			t.Errorf("round %d: the new incarnation came at the agent's read %d after its start, want its first", round, check)
 		}
 		if next == client || !strings.Contains(cmdline(next), " monit-service ") {
 			t.Errorf("round %d: monit.service's process %d → %d (%s)", round, client, next, cmdline(next))
