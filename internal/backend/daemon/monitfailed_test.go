@@ -19,8 +19,8 @@ func TestMonitCheckOfABrokenJob(t *testing.T) {
 	port, mails := h.writeAlertingMonitrc(10)
 	h.writeJob("web", pr{"server", "serve", nil})
 	h.write("jobs/broken/config/bpm.yml", "processes:\n- name: broken\n  executable: /var/vcap/packages/none/bin/missing\n", 0o644)
-	for i, job := range []string{"broken", "web"} {
-		proc := map[string]string{"broken": "broken", "web": "server"}[job]
+	for i, jp := range [][2]string{{"broken", "broken"}, {"web", "server"}} {
+		job, proc := jp[0], jp[1]
 		h.write(fmt.Sprintf("monit/job/%04d_%s.monitrc", i, job), "check process "+job+"\n"+
 			"  with pidfile /var/vcap/sys/run/bpm/"+job+"/"+proc+".pid\n"+
 			"  start program \"/var/vcap/jobs/bpm/bin/bpm start "+job+" -p "+proc+"\"\n"+

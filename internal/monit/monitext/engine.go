@@ -68,9 +68,8 @@ func (x *Extension) buildEngine(l *load, old *monit.Engine, booted <-chan struct
 // start); so does vigil, instead of leaving the service not monitored and
 // its starts without effect.
 func (x *Extension) failedUnit(s *monitrc.Service, why string, monitored bool) monit.Unit {
-	name := s.Name
 	return monit.NewFailedUnit(why, monitored, func() {
-		x.send(monit.Alert{Service: name, Event: "Execution failed", Action: "alert", Description: "failed to start: " + why})
+		x.send(monit.Alert{Service: s.Name, Event: "Execution failed", Action: "alert", Description: "failed to start: " + why})
 	})
 }
 
