@@ -179,10 +179,13 @@ type Usage struct {
 
 // Output counts bytes of a process's stdout and stderr dropped because
 // the log could not take them (a full disk, a vanished directory), over
-// the life of the supervisor: the process never blocks on its log.
+// the life of the supervisor: the process never blocks on its log. It
+// also counts the rotations of its logs (the logs key) that failed, after
+// which the output went on into the file it had.
 type Output struct {
-	DroppedStdout int64 `json:"dropped_stdout_bytes"`
-	DroppedStderr int64 `json:"dropped_stderr_bytes"`
+	DroppedStdout    int64 `json:"dropped_stdout_bytes"`
+	DroppedStderr    int64 `json:"dropped_stderr_bytes"`
+	RotationFailures int64 `json:"rotation_failures"`
 }
 
 // ProbeResult is the latest outcome of one of a process's probes.

@@ -226,6 +226,8 @@ func readOutput(r *jsonwire.Reader) Output {
 			o.DroppedStdout = r.Int()
 		case "dropped_stderr_bytes":
 			o.DroppedStderr = r.Int()
+		case "rotation_failures":
+			o.RotationFailures = r.Int()
 		default:
 			r.Skip()
 		}

@@ -142,12 +142,12 @@ func consecutive(t *testing.T, nums []int, last int) {
 }
 
 // logEvents is a slog handler passing the messages about failing log
-// writes on, for tests to wait on.
+// writes and rotations on, for tests to wait on.
 type logEvents chan string
 
 func (l logEvents) Enabled(context.Context, slog.Level) bool { return true }
 func (l logEvents) Handle(_ context.Context, r slog.Record) error {
-	if strings.HasPrefix(r.Message, "log writes") { // the drop messages: a few at most
+	if strings.HasPrefix(r.Message, "log writes") || strings.HasPrefix(r.Message, "log rotation") { // a few at most
 		l <- r.Message
 	}
 	return nil
@@ -323,4 +323,40 @@ func TestRotationNeverFollowsPlantedSymlinks(t *testing.T) {
 		}
 	}
 	consecutive(t, readLines(t, path+".2", path+".1", path), 500)
+}
+
+// TestLogRotationFailureIsReported has every rotation fail (a directory
+// planted at PATH.1): the output goes on into the file without a line lost,
+// each failure is counted and logged with its error, and once the way is
+// clear rotation works again, which is logged too.
+func TestLogRotationFailureIsReported(t *testing.T) {
+	f := newFixture(t)
+	w := newBatchWriter(t)
+	path := f.layout.StdoutLog("job", "writer")
+	if err := os.MkdirAll(path+".1/planted", 0o750); err != nil {
+		t.Fatal(err)
+	}
+	logs := make(logEvents, 64)
+	r, pr := f.start(w.process(job.LogRotation{MaxSize: 4096, Keep: 1}), func(o *Options) { o.Log = slog.New(logs) })
+	next(t, pr)
+	w.batch(500) // 32 KB: a rotation tried every 4 KB
+	logs.await(t, "log rotation failed")
+	awaitLine(t, path, line(500))
+	if n := r.RotationFailures(); n < 1 {
+		t.Fatalf("%d rotation failures counted", n)
+	}
+	consecutive(t, readLines(t, path), 500)
+	if err := os.RemoveAll(path + ".1"); err != nil {
+		t.Fatal(err)
+	}
+	w.batch(500)
+	logs.await(t, "log rotation succeeds again")
+	w.finish(pr)
+	if st, err := os.Stat(path); err != nil || st.Size() > 4096 {
+		t.Fatalf("after the way was clear: %v, %v", st, err)
+	}
+	consecutive(t, readLines(t, path+".1", path), 1000)
+	if out, errs := r.Dropped(); out != 0 || errs != 0 {
+		t.Errorf("dropped %d, %d bytes", out, errs)
+	}
 }

@@ -9,9 +9,11 @@ import (
 )
 
 // drops counts the output a runner's instances could not log (a full disk,
-// a removed log directory), across restarts, for the runner's life.
+// a removed log directory), and the log rotations they could not make,
+// across restarts, for the runner's life.
 type drops struct {
 	stdout, stderr atomic.Int64
+	rotations      atomic.Int64 // failed rotations
 	log            *slog.Logger // nil: no log
 	label          string
 }
@@ -21,6 +23,8 @@ type drops struct {
 type outputSeen struct {
 	stdout, stderr int64
 	dropping       bool
+	rotations      int64
+	rotating       bool // rotations were failing
 }
 
 // note adds the increase reported by r over seen and returns the new seen.
@@ -34,6 +38,7 @@ func (d *drops) note(seen outputSeen, r procinit.Report) outputSeen {
 	d.stderr.Add(max(r.DroppedStderr-seen.stderr, 0))
 	now := outputSeen{stdout: max(r.DroppedStdout, seen.stdout), stderr: max(r.DroppedStderr, seen.stderr),
 		dropping: r.Event == procinit.EventOutput && r.Dropping}
+	now.rotations, now.rotating = d.noteRotations(seen, r)
 	if d.log != nil && now.dropping && !seen.dropping {
 		d.log.Warn("log writes failing: dropping output", "process", d.label,
 			"dropped_stdout_bytes", r.DroppedStdout, "dropped_stderr_bytes", r.DroppedStderr)
@@ -44,6 +49,29 @@ func (d *drops) note(seen outputSeen, r procinit.Report) outputSeen {
 	}
 	return now
 }
+
+// noteRotations adds the failed rotations r reports over seen and logs
+// them: each report of a failing rotation (the first, then at each doubling
+// of the count) with its error, and a rotation that works again.
+func (d *drops) noteRotations(seen outputSeen, r procinit.Report) (int64, bool) {
+	d.rotations.Add(max(r.RotationFailures-seen.rotations, 0))
+	total := max(r.RotationFailures, seen.rotations)
+	failing := r.Event == procinit.EventOutput && r.RotationFailing
+	if d.log != nil && r.RotationFailures > seen.rotations {
+		d.log.Warn("log rotation failed: the output goes on into the file it had", "process", d.label,
+			"failures", r.RotationFailures, "error", r.RotationError)
+	}
+	if d.log != nil && !failing && seen.rotating && r.Event == procinit.EventOutput {
+		d.log.Info("log rotation succeeds again", "process", d.label, "failures", r.RotationFailures)
+	}
+	return total, failing
+}
+
+// RotationFailures returns the log rotations the runner's instances could
+// not make (the output went on into the file they had), in total since it
+// was made; reported as for Dropped, when failures start and double, and
+// complete at each exit.
+func (r *Runner) RotationFailures() int64 { return r.drops.rotations.Load() }
 
 // Dropped returns the bytes of stdout and stderr that the runner's
 // instances have lost to failing log writes, in total since it was made.

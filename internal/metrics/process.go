@@ -24,7 +24,7 @@ const (
 // bosh_process, in one exposition.
 type families struct {
 	up, state, ready, wanted, restarts, exit, exits, start, cpu, rss, memLimit, fds, tasks, probeOK, probeLat,
-	dropped *promtext.Family
+	dropped, rotFailed *promtext.Family
 }
 
 func newFamilies(s *promtext.Set) families {
@@ -45,6 +45,8 @@ func newFamilies(s *promtext.Set) families {
 		probeOK:  s.Gauge("vigil_process_probe_success", "1 when the latest result of the probe passed, else 0."),
 		probeLat: s.Gauge("vigil_process_probe_latency_seconds", "How long the latest check of the probe took."),
 		dropped:  s.Counter("vigil_process_output_dropped_bytes_total", "Output the log could not take, by stream."),
+		rotFailed: s.Counter("vigil_process_log_rotation_failures_total",
+			"Rotations of the process's logs (the logs key) that failed; the output went on into the file it had."),
 	}
 }
 
@@ -106,6 +108,7 @@ func (f families) add(p control.ProcessStatus, exits [reasonCount]int) {
 	}
 	k.addWith(f.dropped, float64(p.Output.DroppedStdout), "stream", "stdout")
 	k.addWith(f.dropped, float64(p.Output.DroppedStderr), "stream", "stderr")
+	k.add(f.rotFailed, float64(p.Output.RotationFailures))
 }
 
 // key is a process's labels.

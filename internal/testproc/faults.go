@@ -14,6 +14,9 @@ import (
 // EnvGate names the file that releases "gate".
 const EnvGate = "TESTPROC_GATE"
 
+// EnvBytes is how much "write" writes.
+const EnvBytes = "TESTPROC_BYTES"
+
 // faulty runs the behaviours of the fault-injection tests. It reports
 // false for a behaviour it does not know.
 //
@@ -21,6 +24,8 @@ const EnvGate = "TESTPROC_GATE"
 //     writes to stderr).
 //   - flood: reports "flooding", then writes to stdout as fast as it can
 //     until it is killed.
+//   - write: writes $TESTPROC_BYTES bytes to stdout in 1 KiB lines (the
+//     last one shorter), reports "wrote N" and exits 0.
 //   - doublefork: starts a grandchild through an intermediate child that
 //     exits at once (the grandchild, in a session of its own and ignoring
 //     TERM and QUIT, is orphaned), reports "grandchild PID", then serves.
@@ -50,6 +55,8 @@ func faulty(behaviour string, rep reporter) (int, bool) {
 				return 1, true
 			}
 		}
+	case "write":
+		return write(rep), true
 	case "doublefork":
 		mid := exec.Command(os.Args[0])
 		mid.Env = append(os.Environ(), EnvBehaviour+"=doublefork-mid")
@@ -94,4 +101,25 @@ func awaitFile(path string) error {
 			return err
 		}
 	}
+}
+
+// write is the "write" behaviour.
+func write(rep reporter) int {
+	total := atoi(os.Getenv(EnvBytes))
+	line := append(bytes.Repeat([]byte("w"), 1023), '\n')
+	buf := bytes.Repeat(line, 64)
+	for left := total; left > 0; {
+		n := min(left, len(buf))
+		chunk := buf[:n]
+		if n < len(buf) {
+			chunk = append(bytes.Repeat([]byte("w"), n-1), '\n')
+		}
+		if _, err := os.Stdout.Write(chunk); err != nil {
+			rep.send("error %v", err)
+			return 1
+		}
+		left -= n
+	}
+	rep.send("wrote %d", total)
+	return 0
 }

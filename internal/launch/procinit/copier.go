@@ -26,19 +26,23 @@ type copier struct {
 	done           chan struct{}
 	dropped        atomic.Int64
 	dropping       atomic.Bool
-	changed        chan<- struct{} // told when dropping starts, doubles or ends
+	changed        chan<- struct{} // told when dropping or failing rotations start, double or end
 	closeOnce      sync.Once
-	stamps         bool      // each line begins with the time it was read
-	console        *console  // also copy the output there; nil: not
-	caps           *capState // raised for a reopen (the log directory is the job user's); nil: never lowered
+	stamps         bool                   // each line begins with the time it was read
+	console        *console               // also copy the output there; nil: not
+	caps           *capState              // raised for a reopen or a rotation (the log directory is the job user's); nil: never lowered
+	rotFailures    atomic.Int64           // rotations that failed
+	rotFailing     atomic.Bool            // the last rotation tried failed
+	rotErr         atomic.Pointer[string] // the last failure's error
 
 	// Owned by the loop goroutine:
-	reported  int64  // dropped when changed was last told
-	lineStart bool   // the last byte written ended a line
-	retryIn   int64  // bytes to write before trying a failed rotation again
-	midLine   bool   // the last byte read did not end a line (for stamps)
-	stampNow  []byte // the stamp of the last chunk, reused
-	stamped   []byte // the last chunk with its stamps, reused
+	reported    int64  // dropped when changed was last told
+	lineStart   bool   // the last byte written ended a line
+	retryIn     int64  // bytes to write before trying a failed rotation again
+	rotReported int64  // rotFailures when the supervisor was last told
+	midLine     bool   // the last byte read did not end a line (for stamps)
+	stampNow    []byte // the stamp of the last chunk, reused
+	stamped     []byte // the last chunk with its stamps, reused
 }
 
 // newCopier starts a copier into dst, which was opened from path; changed
@@ -196,6 +200,11 @@ func (c *copier) drop(n int) {
 
 func (c *copier) tell() {
 	c.reported = c.dropped.Load()
+	c.signal()
+}
+
+// signal asks the init for an output report.
+func (c *copier) signal() {
 	select {
 	case c.changed <- struct{}{}:
 	default: // already pending: the report reads the latest counts

@@ -274,6 +274,7 @@ func (it *initProc) run() int {
 	code, sig := exitOf(it.status)
 	rep := Report{Event: EventExit, Code: code, Signal: sig, Dropped: dropped, OOM: oom && sig == int(unix.SIGKILL)}
 	rep.DroppedStdout, rep.DroppedStderr = it.droppedCounts()
+	rep.RotationFailures, _, _ = it.rotationState()
 	it.recordExit(rep)
 	it.report(rep)
 	if sig != 0 {

@@ -10,12 +10,32 @@ import (
 )
 
 // outputReport is the EventOutput report: the bytes each stream has lost
-// so far, and whether writes are failing now.
+// so far, and whether writes are failing now; the rotations that failed,
+// whether they fail now, and the latest error.
 func (it *initProc) outputReport() Report {
 	r := Report{Event: EventOutput}
 	r.DroppedStdout, r.DroppedStderr = it.droppedCounts()
 	r.Dropping = it.out.isDropping() || it.errw.isDropping()
+	r.RotationFailures, r.RotationFailing, r.RotationError = it.rotationState()
 	return r
+}
+
+// rotationState returns the rotations both copiers failed, whether either
+// fails now, and the error of the latest failure (a failing stream's
+// first).
+func (it *initProc) rotationState() (failures int64, failing bool, lastErr string) {
+	for _, c := range []*copier{it.out, it.errw} {
+		if c == nil {
+			continue
+		}
+		failures += c.rotFailures.Load()
+		now := c.rotFailing.Load()
+		if e := c.rotErr.Load(); e != nil && (lastErr == "" || now && !failing) {
+			lastErr = *e
+		}
+		failing = failing || now
+	}
+	return failures, failing, lastErr
 }
 
 // droppedCounts returns the bytes each copier has dropped.

@@ -109,6 +109,13 @@ type Report struct {
 	DroppedStdout int64 `json:"dropped_stdout,omitempty"`
 	DroppedStderr int64 `json:"dropped_stderr,omitempty"`
 	Dropping      bool  `json:"dropping,omitempty"`
+	// RotationFailures (output, exit) counts the log rotations of both
+	// streams that failed since the init started (the output went on into
+	// the file it had); RotationFailing (output) says whether the last one
+	// tried failed, and RotationError is the latest failure's error.
+	RotationFailures int64  `json:"rotation_failures,omitempty"`
+	RotationFailing  bool   `json:"rotation_failing,omitempty"`
+	RotationError    string `json:"rotation_error,omitempty"`
 }
 
 // The report events.
@@ -118,9 +125,10 @@ const (
 	EventFailed  = "failed"  // the hook or the exec failed; the init exits next
 	EventReopen  = "reopen"  // CmdReopen took effect: later output goes to the reopened files
 	EventReady   = "ready"   // the executable wrote a line to its notification fd
-	// EventOutput reports the dropped output: when writes start failing,
-	// each time the count doubles while they fail, and when they succeed
-	// again. It is event-driven: a log that never fails never sends one.
+	// EventOutput reports the dropped output and the failed rotations:
+	// when writes (rotations) start failing, each time the count doubles
+	// while they fail, and when they succeed again. It is event-driven: a
+	// log that never fails never sends one.
 	EventOutput = "output"
 )
 
@@ -166,6 +174,13 @@ func appendReport(b []byte, r Report) []byte {
 	b = appendInt(b, "dropped_stderr", r.DroppedStderr)
 	if r.Dropping {
 		b = append(b, `,"dropping":true`...)
+	}
+	b = appendInt(b, "rotation_failures", r.RotationFailures)
+	if r.RotationFailing {
+		b = append(b, `,"rotation_failing":true`...)
+	}
+	if r.RotationError != "" {
+		b = jsonwire.AppendString(append(b, `,"rotation_error":`...), r.RotationError)
 	}
 	return append(b, '}')
 }
@@ -222,6 +237,12 @@ func (rep *Report) member(r *jsonwire.Reader, key string) {
 		rep.DroppedStderr = r.Int()
 	case "dropping":
 		rep.Dropping = r.Bool()
+	case "rotation_failures":
+		rep.RotationFailures = r.Int()
+	case "rotation_failing":
+		rep.RotationFailing = r.Bool()
+	case "rotation_error":
+		rep.RotationError = r.String()
 	default:
 		r.Skip()
 	}
