@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vigil-bosh/vigil/internal/connlimit/connlimittest"
 )
 
 // fakeManager answers from fixed values and records requests.
@@ -213,6 +215,7 @@ func TestOtherUsersAreRefused(t *testing.T) {
 }
 
 func TestMain(m *testing.M) {
+	connlimittest.Main()
 	if path := os.Getenv("CONTROL_TEST_CLIENT"); path != "" {
 		_, err := NewClient(path).Status(context.Background())
 		fmt.Println(err)

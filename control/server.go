@@ -67,10 +67,11 @@ func WithRequestObserver(observe func(route string, code int, d time.Duration)) 
 // Serve answers requests on ln with m until ctx is done, then stops
 // accepting, ends event streams, gives requests in flight up to grace to
 // finish, closes ln and returns. Only root and the daemon's own user may
-// connect (SO_PEERCRED); a refused peer's connection is closed. At most
-// connlimit.PerListener connections are served at once, the rest wait in
-// the backlog. GET /v1/events streams events when m is also an
-// EventSource.
+// connect (SO_PEERCRED); a refused peer's connection is closed. Each
+// peer (uid) holds at most connlimit.PerPeer connections at once, and
+// root's never wait on another user's (connlimit.Listener; a listener
+// already bounded keeps its bounds). GET /v1/events streams events when
+// m is also an EventSource.
 func Serve(ctx context.Context, ln net.Listener, m Manager, grace time.Duration, opts ...ServeOption) error {
 	var o serveOptions
 	for _, opt := range opts {
@@ -90,7 +91,7 @@ func Serve(ctx context.Context, ln net.Listener, m Manager, grace time.Duration,
 	}
 	srv.RegisterOnShutdown(endStreams)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(connlimit.Listener(ln, connlimit.PerListener)) }()
+	go func() { errc <- srv.Serve(connlimit.Listener(ln, connlimit.Defaults())) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("control server: %w", err)

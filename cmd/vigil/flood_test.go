@@ -27,8 +27,8 @@ const floodLimit = 384
 // (the monit API and the status page) over loopback with far more
 // connections than the daemon has descriptors: first clients that send a
 // request without credentials and hold on, then clients that send nothing. The daemon
-// keeps its descriptors bounded (at most connlimit.PerListener per
-// listener), its control socket answers during the flood, and a process
+// keeps its descriptors bounded (at most connlimit.PerPeer per
+// listener for the flood's one peer, root), its control socket answers during the flood, and a process
 // killed during the flood is restarted. The flood is a fixed number of
 // connections, closed when the test ends.
 func TestFloodLeavesTheDaemonBounded(t *testing.T) {
@@ -96,7 +96,7 @@ func TestFloodLeavesTheDaemonBounded(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the control socket did not answer during the flood: %v", err)
 	}
-	if n := openFDs(t, daemon); n > before+3*connlimit.PerListener {
+	if n := openFDs(t, daemon); n > before+3*connlimit.PerPeer {
 		t.Errorf("the daemon holds %d descriptors during the flood (%d before it)", n, before)
 	}
 	var victim control.ProcessStatus

@@ -73,7 +73,7 @@ func serveProbes(ctx context.Context, ln net.Listener, m control.Manager) <-chan
 	// and a request is read and answered within 5 s.
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 5 * time.Second,
 		WriteTimeout: 5 * time.Second, IdleTimeout: 15 * time.Second, MaxHeaderBytes: 16 << 10}
-	ln = connlimit.Listener(ln, connlimit.PerListener)
+	ln = connlimit.Listener(ln, connlimit.Defaults())
 	done := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() { _ = srv.Close() })
 	go func() {

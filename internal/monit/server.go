@@ -97,13 +97,15 @@ func Addr(h *monitrc.HTTPD) string {
 // 5 s, closes ln and returns. It returns early, with the error, if serving
 // fails; either way no goroutine of it is left running. Anything on the
 // machine can connect, so what a client can hold is bounded: at most
-// connlimit.PerListener connections at once (the rest wait in the
-// backlog), 5 s for the headers, 15 s idle between requests, 16 KiB of
-// headers, and a refused request (403, 401) closes its connection.
+// connlimit.PerPeer connections at once for each peer, root's never
+// waiting on another user's (connlimit.Listener; a listener already
+// bounded keeps its bounds), 5 s for the headers, 15 s idle between
+// requests, 16 KiB of headers, and a refused request (403, 401) closes
+// its connection.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: 15 * time.Second, MaxHeaderBytes: 16 << 10}
-	ln = connlimit.Listener(ln, connlimit.PerListener)
+	ln = connlimit.Listener(ln, connlimit.Defaults())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -78,9 +78,9 @@ type Config struct {
 }
 
 // defaultMaxStreams is the live streams a server holds at once: a
-// quarter of the listener's connections at most, so that the others are
-// always there for pages, actions and scrapes.
-const defaultMaxStreams = connlimit.PerListener / 4
+// quarter of a peer's connections at most, so that the others are always
+// there for pages, actions and scrapes.
+const defaultMaxStreams = connlimit.PerPeer / 4
 
 // maxBody caps a request body: an action form is a few fields.
 const maxBody = 4 << 10
@@ -199,8 +199,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 // runHTTP runs an HTTP server for h on ln until ctx is done (see
-// Server.Serve), bounding what a client can hold: connlimit.PerListener
-// connections at once (the rest wait in the backlog), 5 s for the
+// Server.Serve), bounding what a client can hold: connlimit.PerPeer
+// connections at once for each peer (connlimit.Listener), 5 s for the
 // headers, 15 s idle, 16 KiB of headers (a request without credentials
 // closes its connection: the handlers' doing). ending runs first, once
 // the serving is to end, to end what streams.
@@ -209,7 +209,7 @@ func runHTTP(ctx context.Context, ln net.Listener, h http.Handler, writeTimeout 
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: writeTimeout, IdleTimeout: 15 * time.Second, MaxHeaderBytes: 16 << 10,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
-	ln = connlimit.Listener(ln, connlimit.PerListener)
+	ln = connlimit.Listener(ln, connlimit.Defaults())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
