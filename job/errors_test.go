@@ -2,6 +2,7 @@ package job
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -112,6 +113,61 @@ func TestParseErrors(t *testing.T) {
 			[]at{{6, "processes[0].unsafe.unrestricted_volumes[0].path", `unrestricted volume path must be absolute, but got "dev/log"`}}},
 		{"env name", proc("  env: {\"A=B\": x}\n"), []at{{4, "processes[0].env.A=B", `invalid environment variable name "A=B"`}}},
 
+		// What bpm accepts and a start could never do (issue 33).
+		{"process name newline", "processes:\n- name: \"a\\nb\"\n  executable: /bin/x\n",
+			[]at{{2, "processes[0].name", `name "a\nb" contains the control character U+000A: names are printed one to a line ` +
+				`(bpm list, vigil status, monit's summary), where it would forge lines (bpm accepts it)`}}},
+		{"process name NEL", "processes:\n- name: \"a\\Nb\"\n  executable: /bin/x\n",
+			[]at{{2, "processes[0].name", `name "a\u0085b" contains the control character U+0085: names are printed one to a line ` +
+				`(bpm list, vigil status, monit's summary), where it would forge lines (bpm accepts it)`}}},
+		{"process name 300 bytes", "processes:\n- name: " + strings.Repeat("x", 300) + "\n  executable: /bin/x\n",
+			[]at{{2, "processes[0].name", "name is 300 bytes: its log file NAME.stderr.log would be 311 bytes, past the 255 " +
+				"a file name may have, so the process could never start (bpm accepts the name and fails at start)"}}},
+		{"process name too long for its systemd unit", "processes:\n- name: " + strings.Repeat("-", 70) + "\n  executable: /bin/x\n",
+			[]at{{2, "processes[0].name", "name is 70 bytes: its systemd unit vigil-JOB-NAME.service (each byte but letters, digits, " +
+				"':', '_' and '.' written as 4) would be 298 bytes, past the 255 a file name may have, so the process could never " +
+				"start (bpm accepts the name and fails at start)"}}},
+		{"env value 10 MB", proc("  env:\n    BIG: " + strings.Repeat("s", 10<<20) + "\n"),
+			[]at{{5, "processes[0].env.BIG", "the value (not shown) is 10485760 bytes: exec refuses an environment string " +
+				"(KEY=VALUE) over 131071 bytes (E2BIG: argument list too long), so the process could never start " +
+				"(bpm accepts it and fails at start)"}}},
+		{"env too big together", proc("  env:\n" + manyEnv(31, 100000)),
+			[]at{{5, "processes[0].env", "the arguments and the environment come to 3100612 bytes: exec refuses more than 2097152 " +
+				"(E2BIG: argument list too long, with the default 8 MiB stack), so the process could never start " +
+				"(bpm accepts it and fails at start)"}}},
+		{"env value NUL", proc("  env: {SECRET: \"x\\0y\"}\n"),
+			[]at{{4, "processes[0].env.SECRET", "the value (not shown) contains a NUL byte, which exec cannot pass (EINVAL), " +
+				"so the process could never start (bpm accepts it and fails at start)"}}},
+		{"argument NUL", proc("  args: [\"a\\0b\"]\n"),
+			[]at{{4, "processes[0].args[0]", "the argument contains a NUL byte, which exec cannot pass (EINVAL), " +
+				"so the process could never start (bpm accepts it and fails at start)"}}},
+		{"argument 200 KB", proc("  args: [ok, " + strings.Repeat("a", 200000) + "]\n"),
+			[]at{{4, "processes[0].args[1]", "the argument is 200000 bytes: exec refuses a string over 131071 (E2BIG: argument " +
+				"list too long), so the process could never start (bpm accepts it and fails at start)"}}},
+		{"executable NUL", "processes:\n- name: web\n  executable: \"/bin/x\\0\"\n",
+			[]at{{3, "processes[0].executable", "the path contains a NUL byte, which no path can hold (exec fails with EINVAL), " +
+				"so the process could never start (bpm accepts it and fails at start)"}}},
+		{"open_files 0", proc("  limits: {open_files: 0}\n"),
+			[]at{{4, "processes[0].limits.open_files", "open_files must be at least 4, but got 0: stdin, stdout and stderr take " +
+				"descriptors 0 to 2, and the dynamic loader opens each library on the next, so the executable could never " +
+				"start (EMFILE); bpm accepts it and fails at start"}}},
+		{"open_files 4 with notify fd 3", proc("  limits: {open_files: 4}\n  health: {notify: \"fd:3\"}\n"),
+			[]at{{4, "processes[0].limits.open_files", "open_files must be at least 5, but got 4: stdin, stdout, stderr and the " +
+				"notify fd take descriptors 0 to 3, and the dynamic loader opens each library on the next, so the executable " +
+				"could never start (EMFILE); bpm accepts it and fails at start"}}},
+		{"processes 0", proc("  limits: {processes: 0}\n"),
+			[]at{{4, "processes[0].limits.processes", "processes must be at least 1, but got 0: the executable itself and each of " +
+				"its threads count, so it could start neither a thread nor a child; bpm (runc) reads 0 as no limit and a negative " +
+				"number as unlimited: leave the key out for that"}}},
+		{"processes -1", proc("  limits: {processes: -1}\n"),
+			[]at{{4, "processes[0].limits.processes", "processes must be at least 1, but got -1: the executable itself and each of " +
+				"its threads count, so it could start neither a thread nor a child; bpm (runc) reads 0 as no limit and a negative " +
+				"number as unlimited: leave the key out for that"}}},
+		{"notify socket path too long", "processes:\n- name: " + strings.Repeat("n", 80) + "\n  executable: /bin/x\n  health: {notify: systemd}\n",
+			[]at{{4, "processes[0].health.notify", "the notification socket /var/vcap/data/web/tmp/vigil-" + strings.Repeat("n", 80) +
+				".notify would be 116 bytes, past the 107 a unix socket's path may have, so the process could never start: " +
+				"shorten the process's or the job's name"}}},
+
 		// Every error of the file is reported, in line order.
 		{"all errors", "processes:\n- name: a\n  shutdown_signal: HUP\n- executable: /bin/b\n  additional_volumes: [{path: /tmp}]\n", []at{
 			{2, "processes[0].executable", "invalid config: executable"},
@@ -144,7 +200,7 @@ func TestParseOtherRoot(t *testing.T) {
 }
 
 func TestParseJobName(t *testing.T) {
-	for _, name := range []string{"", "..", "a/b"} {
+	for _, name := range []string{"", "..", "a/b", "a\nb", "a\x85b", "a\xffb"} {
 		_, _, err := Parse(vcap, name, "f", []byte(proc("")))
 		got := errorsOf(t, err, "f")
 		if len(got) != 1 || got[0].line != 0 || got[0].field != "" || !strings.HasPrefix(got[0].msg, "invalid job name: ") {
@@ -171,4 +227,13 @@ func TestErrorFormatting(t *testing.T) {
 	if w.String() != "f.yml:7: x: hm" {
 		t.Errorf("Warning.String() = %q", w.String())
 	}
+}
+
+// manyEnv is n env entries K0..K(n-1) of size bytes each, for a bpm.yml.
+func manyEnv(n, size int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "    K%d: %s\n", i, strings.Repeat("s", size))
+	}
+	return b.String()
 }

@@ -20,7 +20,7 @@ import (
 // ResolvedExecutable is set to what was found. Errors are an ErrorList.
 func Load(l boshpath.Layout, name string) (*Job, []Warning, error) {
 	path := l.BPMConfig(name)
-	if err := boshpath.CheckName(name); err != nil {
+	if err := checkJobName(name); err != nil {
 		return nil, nil, ErrorList{{File: path, Msg: "invalid job name: " + err.Error(), Err: err}}
 	}
 	data, err := os.ReadFile(path)
@@ -52,6 +52,9 @@ func Check(l boshpath.Layout, name, path string, data []byte, executables bool) 
 			break
 		}
 		p := &j.Processes[i]
+		if err := checkOpenFilesHere(p); err != nil {
+			errs = append(errs, err)
+		}
 		if p.Executable == "" {
 			continue // already reported
 		}

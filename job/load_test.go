@@ -132,6 +132,36 @@ func TestLoadErrandAndErrors(t *testing.T) {
 	}
 }
 
+// TestLoadRefusesWhatCannotStartHere: where the process runs, an
+// open_files above the machine's fs.nr_open is an error (setrlimit
+// refuses it, root's too); up to it, none. And a job directory whose name
+// holds a newline is refused by name.
+func TestLoadRefusesWhatCannotStartHere(t *testing.T) {
+	b, err := os.ReadFile(nrOpenPath)
+	if err != nil {
+		t.Skip(err)
+	}
+	nrOpen := strings.TrimSpace(string(b))
+	root, addJob := newRoot(t)
+	l := layout(t, root)
+	addJob("web", "processes:\n- name: web\n  executable: /bin/sh\n  limits: {open_files: "+nrOpen+"}\n")
+	if _, _, err := Load(l, "web"); err != nil {
+		t.Fatalf("open_files at fs.nr_open: %v", err)
+	}
+	addJob("web", "processes:\n- name: web\n  executable: /bin/sh\n  limits: {open_files: "+nrOpen+"1}\n")
+	_, _, err = Load(l, "web")
+	sameAts(t, "errors", errorsOf(t, err, l.BPMConfig("web")), []at{{4, "processes[0].limits.open_files",
+		"open_files is " + nrOpen + "1, above this machine's fs.nr_open (" + nrOpen + "): setrlimit refuses it (EPERM), " +
+			"so the process could never start here (bpm's runc fails the same way)"}})
+	addJob("a\nb", "processes:\n- {name: web, executable: /bin/sh}\n")
+	_, _, err = Load(l, "a\nb")
+	if got := errorsOf(t, err, l.BPMConfig("a\nb")); len(got) != 1 ||
+		got[0].msg != `invalid job name: name "a\nb" contains the control character U+000A: names are printed one to a line `+
+			`(bpm list, vigil status, monit's summary), where it would forge lines` {
+		t.Errorf("Load(a\\nb) = %v", err)
+	}
+}
+
 func TestLoadAll(t *testing.T) {
 	root, addJob := newRoot(t)
 	l := layout(t, root)

@@ -30,7 +30,7 @@ func Parse(l boshpath.Layout, name, path string, data []byte) (*Job, []Warning, 
 func parse(l boshpath.Layout, name, path string, data []byte) (*Job, []Warning, ErrorList) {
 	c := newCollector(path, map[string]int{})
 	j := &Job{Name: name, ConfigPath: l.BPMConfig(name)}
-	if err := boshpath.CheckName(name); err != nil {
+	if err := checkJobName(name); err != nil {
 		c.fail(0, "", err, "invalid job name: %v", err)
 	}
 	var doc yaml.Node

@@ -89,7 +89,7 @@ processes:
 func TestParseValues(t *testing.T) {
 	j := mustParse(t, `
 anchors:
-  base: &base {executable: /bin/x, ephemeral_disk: yes, limits: {processes: -1}}
+  base: &base {executable: /bin/x, ephemeral_disk: yes, limits: {processes: 7}}
 processes:
 - <<: *base
   name: a
@@ -124,7 +124,7 @@ processes:
 	if want := (Volume{Path: "/var/vcap/data/x", MountOnly: true, Shared: true, AllowExecutions: true}); a.AdditionalVolumes[0] != want {
 		t.Errorf("volume = %+v", a.AdditionalVolumes[0])
 	}
-	if b.Executable != "/bin/b" || !b.EphemeralDisk || b.Limits.Processes == nil || *b.Limits.Processes != -1 {
+	if b.Executable != "/bin/b" || !b.EphemeralDisk || b.Limits.Processes == nil || *b.Limits.Processes != 7 {
 		t.Errorf("merged process b = %+v", b)
 	}
 }
