@@ -155,14 +155,6 @@ func TestParseErrors(t *testing.T) {
 			[]at{{4, "processes[0].limits.open_files", "open_files must be at least 5, but got 4: stdin, stdout, stderr and the " +
 				"notify fd take descriptors 0 to 3, and the dynamic loader opens each library on the next, so the executable " +
 				"could never start (EMFILE); bpm accepts it and fails at start"}}},
-		{"processes 0", proc("  limits: {processes: 0}\n"),
-			[]at{{4, "processes[0].limits.processes", "processes must be at least 1, but got 0: the executable itself and each of " +
-				"its threads count, so it could start neither a thread nor a child; bpm (runc) reads 0 as no limit and a negative " +
-				"number as unlimited: leave the key out for that"}}},
-		{"processes -1", proc("  limits: {processes: -1}\n"),
-			[]at{{4, "processes[0].limits.processes", "processes must be at least 1, but got -1: the executable itself and each of " +
-				"its threads count, so it could start neither a thread nor a child; bpm (runc) reads 0 as no limit and a negative " +
-				"number as unlimited: leave the key out for that"}}},
 		{"notify socket path too long", "processes:\n- name: " + strings.Repeat("n", 80) + "\n  executable: /bin/x\n  health: {notify: systemd}\n",
 			[]at{{4, "processes[0].health.notify", "the notification socket /var/vcap/data/web/tmp/vigil-" + strings.Repeat("n", 80) +
 				".notify would be 116 bytes, past the 107 a unix socket's path may have, so the process could never start: " +

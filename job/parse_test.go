@@ -237,3 +237,22 @@ func TestNonStringKeyWarning(t *testing.T) {
 	}
 	sameAts(t, "warnings", warningsOf(t, warns, "bpm.yml"), []at{{4, "processes[0]", "ignored key that is not a string but a list"}})
 }
+
+// TestProcessesWithoutLimit holds limits.processes to bpm's meaning: runc
+// reads 0 as "not set" and a negative number as "max", so such a file runs
+// without a pids limit, with a warning that says so at its line.
+func TestProcessesWithoutLimit(t *testing.T) {
+	for _, n := range []string{"0", "-1"} {
+		src := "processes:\n- name: web\n  executable: /bin/web\n  limits: {processes: " + n + "}\n"
+		j, warns, err := Parse(vcap, "web", "bpm.yml", []byte(src))
+		if err != nil {
+			t.Fatalf("processes %s: %v", n, err)
+		}
+		if p := j.Processes[0].Limits.Processes; p != nil {
+			t.Errorf("processes %s: a limit of %d is applied", n, *p)
+		}
+		sameAts(t, n, warningsOf(t, warns, "bpm.yml"), []at{{4, "processes[0].limits.processes", "processes " + n +
+			" sets no limit (bpm's runc reads 0 and negative numbers as none), so vigil applies none: give a positive " +
+			"number to bound the process's tasks, or leave the key out"}})
+	}
+}

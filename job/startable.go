@@ -61,9 +61,12 @@ func checkStartable(c *collector, l boshpath.Layout, p *Process) {
 		}
 	}
 	if n := p.Limits.Processes; n != nil && *n < 1 {
-		c.check(p.field("limits.processes"), nil, "processes must be at least 1, but got %d: the executable itself and "+
-			"each of its threads count, so it could start neither a thread nor a child; bpm (runc) reads 0 as no limit "+
-			"and a negative number as unlimited: leave the key out for that", *n)
+		// bpm hands the number to runc, which reads 0 as "not set" and a
+		// negative number as "max": a file that runs under bpm runs here.
+		f := p.field("limits.processes")
+		c.warn(lineOf(c.lines, f), f, "processes %d sets no limit (bpm's runc reads 0 and negative numbers as none), "+
+			"so vigil applies none: give a positive number to bound the process's tasks, or leave the key out", *n)
+		p.Limits.Processes = nil
 	}
 	if p.Health.Notify == "systemd" && p.Name != "" {
 		if sock := notifySocket(l, p); len(sock) > sunPathMax {

@@ -37,8 +37,6 @@ func TestReloadKeepsRunningOnInputThatCannotStart(t *testing.T) {
 			": processes[0].env.BIG: the value (not shown) is 1048576 bytes"},
 		{"open_files: 0", []testroot.Proc{with(server, "  limits: {open_files: 0}\n")},
 			": processes[0].limits.open_files: open_files must be at least 4, but got 0"},
-		{"processes: 0", []testroot.Proc{with(server, "  limits: {processes: 0}\n")},
-			": processes[0].limits.processes: processes must be at least 1, but got 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h.root.Job("web", tc.procs...)
