@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/vigil-bosh/vigil/internal/suggest"
 )
 
 // collector gathers the errors and warnings of one file. During decoding it
@@ -295,7 +297,7 @@ func decodeMap[T any](c *collector, n *yaml.Node, path string, keys keyTable[T],
 		sub := join(path, name)
 		decode, known := keys.find(name)
 		if !known {
-			c.warn(p.key.Line, sub, "unknown key %q%s", name, suggest(name, keys))
+			c.warn(p.key.Line, sub, "unknown key %q%s", name, didYouMean(name, keys))
 			continue
 		}
 		c.lines[sub] = p.val.Line
@@ -304,48 +306,16 @@ func decodeMap[T any](c *collector, n *yaml.Node, path string, keys keyTable[T],
 	return ok
 }
 
-// suggest returns ` (did you mean "k"?)` for the known key closest to name,
-// if it is within two edits.
-func suggest[T any](name string, keys keyTable[T]) string {
-	best, bestDist := "", 3
+// didYouMean returns ` (did you mean "k"?)` for the known key closest to name,
+// when one is close enough to be a slip (see suggest.Closest).
+func didYouMean[T any](name string, keys keyTable[T]) string {
 	names := make([]string, len(keys))
 	for i, k := range keys {
 		names[i] = k.name
 	}
 	slices.Sort(names)
-	for _, k := range names {
-		if abs(len(name)-len(k)) >= bestDist {
-			continue
-		}
-		if d := editDistance(name, k); d < bestDist && d < len(name) {
-			best, bestDist = k, d
-		}
+	if best, ok := suggest.Closest(name, names); ok {
+		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return ""
 }
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
-func abs(n int) int { return max(n, -n) }

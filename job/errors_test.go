@@ -61,11 +61,17 @@ func TestParseErrors(t *testing.T) {
 			[]at{{4, "processes[0].limits.memory", errByteQuantity.Error()}}},
 
 		// YAML syntax and types.
-		// The line is yaml.v3's, as bpm would print it.
+		// The line is the one at fault, where yaml.v3 says one line early.
 		{"syntax", "processes:\n- name: a\n  args: [a\n",
-			[]at{{2, "", "did not find expected ',' or ']'"}}},
+			[]at{{3, "", "did not find expected ',' or ']'"}}},
+		{"unclosed list, then more", "processes:\n- name: a\n  args: [a, b\n- name: b\n",
+			[]at{{3, "", "did not find expected ',' or ']'"}}},
 		{"tab", "processes:\n- name: a\n\texecutable: x\n",
-			[]at{{2, "", "found a tab character that violates indentation"}}},
+			[]at{{3, "", "found a tab character that violates indentation"}}},
+		{"bad indentation", "processes:\n- name: a\n  executable: x\n   env: y\n",
+			[]at{{4, "", "mapping values are not allowed in this context"}}},
+		{"processes misspelt", "process:\n- name: a\n  executable: x\n",
+			[]at{{1, "processes", `missing, so the job runs nothing: "process" is not a key of bpm.yml (did you mean "processes"?)`}}},
 		{"top level list", "- a\n", []at{{1, "", "expected a mapping, got a list"}}},
 		{"processes not a list", "processes: {name: a}\n", []at{{1, "processes", "expected a list, got a mapping"}}},
 		{"process not a mapping", "processes:\n- web\n", []at{{2, "processes[0]", "expected a mapping, got \"web\""}}},

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"bytes"
 	"cmp"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/internal/suggest"
 )
 
 // Parse parses and validates bpm.yml content for job name; path is only used
@@ -36,7 +38,7 @@ func parse(l boshpath.Layout, name, path string, data []byte) (*Job, []Warning, 
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		line, msg := syntaxError(err)
-		c.fail(line, "", err, "%s", msg)
+		c.fail(syntaxLine(data, line, msg), "", err, "%s", msg)
 		return j, c.warns, c.errs
 	}
 	if len(doc.Content) > 0 {
@@ -46,7 +48,7 @@ func parse(l boshpath.Layout, name, path string, data []byte) (*Job, []Warning, 
 		setDefaults(l, name, &j.Processes[i])
 	}
 	if len(j.Processes) == 0 {
-		c.warn(lineOf(c.lines, "processes"), "processes", "no processes: nothing to run")
+		noProcesses(c, &doc)
 	}
 	checkJob(c, l, j)
 	sortByLine(c.errs)
@@ -75,6 +77,51 @@ func setDefaults(l boshpath.Layout, job string, p *Process) {
 	case strings.Contains(p.Executable, "/"):
 		p.ResolvedExecutable = filepath.Join(p.Workdir, p.Executable)
 	}
+}
+
+// noProcesses reports a job without processes: bpm accepts one (it runs
+// nothing), so that is a warning, but a key one slip away from
+// "processes" where there is none is an error, so that a typo does not
+// pass vigil check.
+func noProcesses(c *collector, doc *yaml.Node) {
+	if len(doc.Content) > 0 && doc.Content[0].Kind == yaml.MappingNode {
+		if _, present := c.lines["processes"]; !present {
+			keys := doc.Content[0].Content
+			for i := 0; i+1 < len(keys); i += 2 {
+				if _, ok := suggest.Closest(keys[i].Value, []string{"processes"}); ok {
+					c.fail(keys[i].Line, "processes", nil, "missing, so the job runs nothing: %q is not a key of bpm.yml (did you mean \"processes\"?)", keys[i].Value)
+					return
+				}
+			}
+		}
+	}
+	c.warn(lineOf(c.lines, "processes"), "processes", "no processes: nothing to run")
+}
+
+// syntaxLine is the line of a YAML syntax error: the first line whose
+// inclusion makes the text fail to parse with the same message. yaml.v3
+// names the line where the failing token or collection began, counted
+// from 0 for the parser's errors (one early), and for a scanner's error
+// the line of the token before the problem (a tab that breaks the
+// indentation is reported on the line above it). Files longer than
+// maxScan lines keep yaml.v3's line.
+func syntaxLine(data []byte, reported int, msg string) int {
+	const maxScan = 2000
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if len(lines) > maxScan {
+		return reported
+	}
+	var doc yaml.Node
+	for n := 1; n <= len(lines); n++ {
+		err := yaml.Unmarshal(bytes.Join(lines[:n], nil), &doc)
+		if err == nil {
+			continue
+		}
+		if _, m := syntaxError(err); m == msg {
+			return n
+		}
+	}
+	return reported
 }
 
 // syntaxError splits a yaml.v3 error into its line (0 if it has none) and

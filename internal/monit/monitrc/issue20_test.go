@@ -113,7 +113,7 @@ func TestBrokenFileKeepsPrevious(t *testing.T) {
 		t.Fatal(err)
 	}
 	want(t, names(got), "a")
-	want(t, problems(got), f+":6: syntax error: unexpected \"bogus\" in check a\n"+
+	want(t, problems(got), f+":6: syntax error: unexpected \"bogus\" in check a (known statements: pidfile, path, address, start, stop, group, depends, mode, every, alert, noalert, if, ignore)\n"+
 		f+": the new version does not load: its previous services stay in force")
 	if fresh, _, _ := Load(root); names(fresh) != "" {
 		t.Errorf("without history the broken file has services %s", names(fresh))

@@ -53,7 +53,7 @@ func TestLoadStemcell(t *testing.T) {
 		t.Fatal(found, err)
 	}
 	want(t, names(c), "db,db_janitor,web")
-	want(t, problems(c), filepath.Join(root, "monit", "job", "0001_broken.monitrc")+":6: syntax error: unexpected \"nonsense\" in check broken")
+	want(t, problems(c), filepath.Join(root, "monit", "job", "0001_broken.monitrc")+":6: syntax error: unexpected \"nonsense\" in check broken (known statements: pidfile, path, address, start, stop, group, depends, mode, every, alert, noalert, if, ignore)")
 	want(t, c.HTTPD.Cleartext, []string{filepath.Join(root, "monit", "monit.user")})
 	want(t, c.Services[0].PidFile, filepath.Join(root, "sys", "run", "db.pid"))
 	want(t, c.File, p.Monitrc())

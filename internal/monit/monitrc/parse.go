@@ -2,9 +2,13 @@ package monitrc
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vigil-bosh/vigil/internal/suggest"
 )
 
 // File is what one control file says, before includes and dependencies are
@@ -82,9 +86,28 @@ func (p *parser) unexpected(what string) error {
 	return p.errf(t, "syntax error: unexpected %q, expected %s", t.text, what)
 }
 
+// unexpectedOf is unexpected with, for a word, the one of known it is a
+// slip of ("did you mean"), else known listed as what (when what is not
+// empty: the list is worth reading only where the expected words are not
+// already named).
+func (p *parser) unexpectedOf(expected string, known []string, what string) error {
+	err := p.unexpected(expected)
+	t := p.peek()
+	if p.eof() || t.kind != tWord {
+		return err
+	}
+	e := err.(*Error)
+	if c, ok := suggest.Closest(t.text, known); ok {
+		e.Msg += fmt.Sprintf(" (did you mean %q?)", c)
+	} else if what != "" {
+		e.Msg += suggest.Known(known, what)
+	}
+	return e
+}
+
 func (p *parser) expect(words ...string) (token, error) {
 	if !p.is(words...) {
-		return token{}, p.unexpected(strings.Join(words, " or "))
+		return token{}, p.unexpectedOf(strings.Join(words, " or "), words, "")
 	}
 	return p.next(), nil
 }
@@ -159,7 +182,7 @@ func (p *parser) parse() error {
 				return err
 			}
 		default:
-			return p.unexpected("set, include or check")
+			return p.unexpectedOf("set, include or check", []string{"set", "include", "check"}, "")
 		}
 	}
 	return nil
@@ -185,7 +208,8 @@ func (p *parser) check(at token) error {
 		// "check NAME with pidfile P": process is the default type.
 		typ, nt = TypeProcess, kt
 	default:
-		return p.errf(kt, "syntax error: unknown service type %q", kt.text)
+		names := slices.Sorted(maps.Keys(kinds))
+		return p.errf(kt, "syntax error: unknown service type %q%s", kt.text, suggest.Phrase(kt.text, names, "types"))
 	}
 	if nt.kind != tWord || nt.text == "" || strings.ContainsAny(nt.text, "/\x00") {
 		return p.errf(nt, "invalid service name %q", nt.text)
@@ -204,6 +228,8 @@ func (p *parser) statement() error {
 	if t.kind != tWord {
 		return p.errf(t, "syntax error: unexpected %q in check %s", t.text, s.Name)
 	}
+	statements := []string{"pidfile", "path", "address", "start", "stop", "group", "depends", "mode", "every",
+		"alert", "noalert", "if", "ignore"}
 	switch t.low {
 	case "pidfile":
 		w, err := p.word("a pid file path")
@@ -297,14 +323,14 @@ func (p *parser) statement() error {
 	case "if", "ignore":
 		return p.ifTest(t)
 	}
-	return p.errf(t, "syntax error: unexpected %q in check %s", t.text, s.Name)
+	return p.errf(t, "syntax error: unexpected %q in check %s%s", t.text, s.Name, suggest.Phrase(t.text, statements, "statements"))
 }
 
 // program reads `"argv" [as uid U [and] gid G] [with timeout N seconds]`.
 func (p *parser) program() (*Program, error) {
 	st := p.peek()
 	if p.eof() || st.kind != tString {
-		return nil, p.unexpected("a quoted program")
+		return nil, p.unexpectedOf("a quoted program", []string{"program"}, "")
 	}
 	p.pos++
 	// Between double quotes, the words are the arguments; a single-quoted

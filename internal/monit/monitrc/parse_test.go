@@ -162,8 +162,17 @@ include /var/vcap/monit/job/*.monitrc
 func TestParseErrors(t *testing.T) {
 	tests := []struct{ src, want string }{
 		{"check process x\n  pidfile /p\n  start program /bin/x\n", "f:3: syntax error: unexpected \"/bin/x\", expected a quoted program"},
-		{"check process x pidfile /p\n\n  bogus 1\n", "f:3: syntax error: unexpected \"bogus\" in check x"},
-		{"check widget x\n", "f:1: syntax error: unknown service type \"widget\""},
+		{"check process x pidfile /p\n\n  bogus 1\n", "f:3: syntax error: unexpected \"bogus\" in check x (known statements: pidfile, path, address, start, stop, group, depends, mode, every, alert, noalert, if, ignore)"},
+		{"check widget x\n", "f:1: syntax error: unknown service type \"widget\" (known types: device, directory, fifo, file, filesystem, host, process, system)"},
+		// Did you mean: a keyword one slip away is named.
+		{"check process x pidfile /p\n stop progam \"/bin/x\"\n", "f:2: syntax error: unexpected \"progam\", expected a quoted program (did you mean \"program\"?)"},
+		{"check process x pidfile /p\n stpo program \"/bin/x\"\n", "f:2: syntax error: unexpected \"stpo\" in check x (did you mean \"stop\"?)"},
+		{"check proces x pidfile /p\n", "f:1: syntax error: unknown service type \"proces\" (did you mean \"process\"?)"},
+		{"set deamon 10\n", "f:1: syntax error: unknown setting \"deamon\" (did you mean \"daemon\"?)"},
+		{"chek process x pidfile /p\n", "f:1: syntax error: unexpected \"chek\", expected set, include or check (did you mean \"check\"?)"},
+		{"check process x pidfile /p\n if totalmen > 1 MB then alert\n", "f:2: syntax error: unexpected \"totalmen\", expected a test after if (did you mean \"totalmem\"?)"},
+		{"check process x pidfile /p\n if 1 restarts 2 cycles then restrat\n", "f:2: syntax error: unexpected \"restrat\", expected alert or restart or start or stop or unmonitor or exec or execute or timeout (did you mean \"restart\"?)"},
+		{"check process x pidfile /p\n mode activ\n", "f:2: syntax error: unexpected \"activ\", expected active or passive or manual (did you mean \"active\"?)"},
 		{"set daemon\n", "f:1: syntax error: unexpected end of file, expected a number of seconds after set daemon"},
 		{"start program \"x\"\n", "f:1: syntax error: unexpected \"start\", expected set, include or check"},
 		{"check process x pidfile /p\n if failed port 99999 then alert\n", "f:2: port 99999 out of range"},

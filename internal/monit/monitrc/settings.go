@@ -3,6 +3,8 @@ package monitrc
 import (
 	"strings"
 	"time"
+
+	"github.com/vigil-bosh/vigil/internal/suggest"
 )
 
 // set reads one set statement.
@@ -61,7 +63,9 @@ func (p *parser) set() error {
 		}
 		return nil
 	}
-	return p.errf(t, "syntax error: unknown setting %q", t.text)
+	settings := []string{"daemon", "httpd", "alert", "mailserver", "logfile", "pidfile", "idfile", "statefile", "init",
+		"mail-format", "eventqueue"}
+	return p.errf(t, "syntax error: unknown setting %q%s", t.text, suggest.Phrase(t.text, settings, "settings"))
 }
 
 func (p *parser) skipAlertOptions() {

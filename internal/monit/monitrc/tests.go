@@ -106,7 +106,8 @@ func (p *parser) ifTest(at token) error {
 	default:
 		r, ok := p.resourceWord()
 		if !ok {
-			return p.unexpected("a test after if")
+			return p.unexpectedOf("a test after if", []string{"failed", "not", "match", "changed", "timestamp", "size",
+				"space", "inode", "cpu", "totalcpu", "memory", "totalmem", "swap", "children", "loadavg"}, "tests")
 		}
 		tst.Kind, tst.Resource = TestResource, r
 		err = p.resource(&tst)
