@@ -83,6 +83,9 @@ type remoteError struct {
 func (e *remoteError) Error() string { return e.msg }
 
 func (e *remoteError) Is(target error) bool {
+	if target == ErrNotFound && e.code == http.StatusUnprocessableEntity {
+		return true // ErrConfig is ErrNotFound too, as *Error says
+	}
 	for _, k := range errorCodes {
 		if k.err == target {
 			return e.code == k.code

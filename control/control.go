@@ -30,7 +30,11 @@ type Manager interface {
 // Errors a Manager returns; the server maps them to HTTP statuses and the
 // client back to these values, so errors.Is works across the socket.
 var (
-	ErrNotFound   = errors.New("not found")
+	ErrNotFound = errors.New("not found")
+	// ErrConfig is a target that cannot run because its job's
+	// configuration has errors (the message gives them). It is also
+	// ErrNotFound: no supervised process answers to the name.
+	ErrConfig     = errors.New("configuration invalid")
 	ErrBadRequest = errors.New("bad request")
 	ErrFailed     = errors.New("action failed")
 	// ErrTimeout is a wait that ran out of time: the action goes on in
@@ -42,14 +46,16 @@ var (
 // Error is an error of one of the kinds above whose text is its message
 // alone, so that "process x not present" does not end in ": not found".
 type Error struct {
-	Kind error // ErrNotFound, ErrBadRequest or ErrFailed
+	Kind error // ErrNotFound, ErrConfig, ErrBadRequest or ErrFailed
 	Msg  string
 }
 
 func (e *Error) Error() string { return e.Msg }
 
-// Is reports whether target is e's kind.
-func (e *Error) Is(target error) bool { return target == e.Kind }
+// Is reports whether target is e's kind (ErrConfig is ErrNotFound too).
+func (e *Error) Is(target error) bool {
+	return target == e.Kind || e.Kind == ErrConfig && target == ErrNotFound
+}
 
 // Errorf returns an *Error of kind with a formatted message.
 func Errorf(kind error, format string, args ...any) error {
@@ -239,11 +245,21 @@ type StopProgress struct {
 type Problem struct {
 	Severity string `json:"severity"` // "error" or "warning"
 	Job      string `json:"job,omitempty"`
-	File     string `json:"file,omitempty"`
-	Line     int    `json:"line,omitempty"`
-	Field    string `json:"field,omitempty"`
-	Message  string `json:"message"`
+	Process  string `json:"process,omitempty"` // when it concerns one process of Job
+	// Kind, when set, says what the problem is for a program to act on:
+	// ProblemUnsupervised.
+	Kind    string `json:"kind,omitempty"`
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
 }
+
+// ProblemUnsupervised is the kind of a warning about a job (or one of its
+// processes) that a bpm.yml defines but nothing supervises: once monit
+// control files exist, only the processes their checks start run, as
+// under monit.
+const ProblemUnsupervised = "unsupervised"
 
 // ReloadResult says what a reload did, by "JOB/PROC" names.
 type ReloadResult struct {

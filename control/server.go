@@ -299,6 +299,7 @@ var errorCodes = [...]struct {
 	err  error
 	code int
 }{
+	{ErrConfig, http.StatusUnprocessableEntity}, // before ErrNotFound, which it also is
 	{ErrNotFound, http.StatusNotFound},
 	{ErrBadRequest, http.StatusBadRequest},
 	{ErrFailed, http.StatusConflict},

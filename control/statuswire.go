@@ -243,6 +243,10 @@ func readProblem(r *jsonwire.Reader) Problem {
 			p.Severity = r.String()
 		case "job":
 			p.Job = r.String()
+		case "process":
+			p.Process = r.String()
+		case "kind":
+			p.Kind = r.String()
 		case "file":
 			p.File = r.String()
 		case "line":

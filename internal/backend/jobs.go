@@ -3,10 +3,13 @@ package backend
 import (
 	"errors"
 	"log/slog"
+	"maps"
 	"path/filepath"
+	"slices"
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/supervise"
 	"github.com/vigil-bosh/vigil/job"
 )
 
@@ -111,4 +114,37 @@ func ConfigEvent(err error) control.Event {
 		ev.Job = le.Job
 	}
 	return ev
+}
+
+// Unsupervised are the warnings for what jobs define and nothing runs
+// while monit control files decide what runs (run): a job none of whose
+// processes a check starts, and a process of a job that runs others.
+// Errands are left out: nothing starts them anyway.
+func Unsupervised(jobs map[string]*job.Job, run map[supervise.ID]job.Process) []control.Problem {
+	const onlyMonit = "once jobs have monit files, only what their checks start runs, as under monit"
+	var out []control.Problem
+	for _, name := range slices.Sorted(maps.Keys(jobs)) {
+		j := jobs[name]
+		if j.Errand {
+			continue
+		}
+		var left []string
+		for _, p := range j.Processes {
+			if _, ok := run[supervise.ID{Job: name, Process: p.Name}]; !ok {
+				left = append(left, p.Name)
+			}
+		}
+		switch {
+		case len(left) == 0:
+		case len(left) == len(j.Processes):
+			out = append(out, control.Problem{Severity: "warning", Job: name, Kind: control.ProblemUnsupervised,
+				Message: "not supervised: no monit file starts it (" + onlyMonit + ")"})
+		default:
+			for _, p := range left {
+				out = append(out, control.Problem{Severity: "warning", Job: name, Process: p, Kind: control.ProblemUnsupervised,
+					Message: "not supervised: no monit check starts it with bpm start " + name + " -p " + p + " (" + onlyMonit + ")"})
+			}
+		}
+	}
+	return out
 }

@@ -1,11 +1,15 @@
 package backend
 
 import (
+	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/suggest"
 	"github.com/vigil-bosh/vigil/job"
 )
 
@@ -50,20 +54,60 @@ func SignalOf(req control.SignalRequest) (syscall.Signal, error) {
 
 // NotFound is the error for a target that names no supervised process,
 // saying why from the configuration in force (its jobs and problems): the
-// job's configuration has errors, there is no such job, it is an errand
-// (it runs only on demand), or it has no such process.
+// job's configuration has errors (ErrConfig, with them), it is left
+// unsupervised by monit's control files, it is an errand (it runs only on
+// demand), or there is no such job or process, with the name meant when
+// one is close and the names otherwise.
 func NotFound(l boshpath.Layout, jobs map[string]*job.Job, problems []control.Problem, jobName, procName string) error {
+	var errs []string
+	for _, p := range problems {
+		if p.Job == jobName && p.Severity == "error" {
+			errs = append(errs, ProblemText(p))
+		}
+	}
+	if len(errs) > 0 {
+		return control.Errorf(control.ErrConfig, "job %s cannot run: its configuration has errors: %s", jobName, strings.Join(errs, "; "))
+	}
 	if i := slices.IndexFunc(problems, func(p control.Problem) bool {
-		return p.Job == jobName && p.Severity == "error"
+		return p.Kind == control.ProblemUnsupervised && p.Job == jobName && (p.Process == "" || p.Process == procName)
 	}); i >= 0 {
-		return control.Errorf(control.ErrNotFound, "job %s has configuration errors (%s)", jobName, problems[i].File)
+		return control.Errorf(control.ErrNotFound, "%s", ProblemText(problems[i]))
 	}
 	j, ok := jobs[jobName]
 	switch {
 	case !ok:
-		return control.Errorf(control.ErrNotFound, "no job %s is supervised (looked for %s)", jobName, l.BPMConfig(jobName))
+		return control.Errorf(control.ErrNotFound, "no job %s is supervised (looked for %s)%s", jobName, l.BPMConfig(jobName),
+			suggest.Phrase(jobName, slices.Sorted(maps.Keys(jobs)), "jobs"))
 	case j.Errand:
 		return control.Errorf(control.ErrNotFound, "job %s is an errand: run it with bpm run", jobName)
 	}
-	return control.Errorf(control.ErrNotFound, "process %q not present in job configuration (%s)", procName, j.ConfigPath)
+	var names []string
+	for _, p := range j.Processes {
+		names = append(names, p.Name)
+	}
+	return control.Errorf(control.ErrNotFound, "process %q not present in job configuration (%s)%s", procName, j.ConfigPath,
+		suggest.Phrase(procName, names, "processes of "+jobName))
+}
+
+// ProblemText is a problem as one line: "FILE:LINE: FIELD: message", or
+// with the job or process it concerns where it names no file.
+func ProblemText(p control.Problem) string {
+	var b strings.Builder
+	switch {
+	case p.File != "":
+		b.WriteString(p.File)
+		if p.Line > 0 {
+			b.WriteString(":" + strconv.Itoa(p.Line))
+		}
+		b.WriteString(": ")
+	case p.Process != "":
+		b.WriteString("process " + p.Job + "/" + p.Process + ": ")
+	case p.Job != "":
+		b.WriteString("job " + p.Job + ": ")
+	}
+	if p.Field != "" {
+		b.WriteString(p.Field + ": ")
+	}
+	b.WriteString(p.Message)
+	return b.String()
 }

@@ -21,7 +21,7 @@ var outside = map[string]string{
 // non-test files may import. The standard library is always allowed.
 var rules = map[string][]string{
 	"internal/atomicfile":     {},
-	"internal/backend":        {"boshpath", "control", "internal/health", "job", "internal/procstat", "internal/supervise/restart", "internal/supervise", "x/sys/unix"},
+	"internal/backend":        {"boshpath", "control", "internal/health", "job", "internal/procstat", "internal/suggest", "internal/supervise/restart", "internal/supervise", "x/sys/unix"},
 	"bench":                   {"x/sys/unix"},
 	"bench/child":             {"x/sys/unix"},
 	"boshpath":                {},

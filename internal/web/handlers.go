@@ -98,7 +98,11 @@ func (s *Server) action(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(control.WithRequester(r.Context(), "page user "+user+" from "+host), s.cfg.ActionTimeout)
 	defer cancel()
 	_, err := s.cfg.Backend.Act(ctx, req)
-	s.log.Info("web: action", "user", user, "action", req.Action, "target", target, "error", err)
+	attrs := []any{"user", user, "action", req.Action, "target", target}
+	if err != nil {
+		attrs = append(attrs, "error", err)
+	}
+	s.log.Info("web: action", attrs...)
 	code, msg := http.StatusOK, fmt.Sprintf("%s %s: done", req.Action, target)
 	switch {
 	case err == nil:

@@ -190,7 +190,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if xerr := d.ext.Wait(); err == nil {
 		err = xerr
 	}
-	d.log.Info("stopped", "error", err)
+	if err != nil {
+		d.log.Error("stopped", "error", err)
+	} else {
+		d.log.Info("stopped")
+	}
 	return err
 }
 

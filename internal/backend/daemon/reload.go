@@ -140,6 +140,11 @@ func (d *Daemon) load(old *loaded, log *slog.Logger, publish bool) *loaded {
 		for id, text := range programs {
 			next.specs[id] = spec{program: text}
 		}
+		unsupervised := backend.Unsupervised(next.jobs, procs)
+		for _, p := range unsupervised {
+			log.Warn("not supervised", "job", p.Job, "process", p.Process, "why", p.Message)
+		}
+		next.problems = append(next.problems, unsupervised...)
 	}
 	for id, p := range procs {
 		next.specs[id] = spec{proc: p}

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"errors"
 	"os"
 	"slices"
 	"strconv"
@@ -138,8 +139,12 @@ func TestInvalidJobDoesNotStopOthers(t *testing.T) {
 	if !slices.Equal(fields, []string{"processes[0].executable", "processes[0].shutdown_signal"}) {
 		t.Fatalf("problems %+v", st.Problems)
 	}
+	// A start says the errors themselves (ErrConfig, which is
+	// ErrNotFound too: bpm acts on its own then, as before).
 	_, err = h.c.Act(t.Context(), control.ActionRequest{Action: "start", Job: "bad"})
-	if err == nil || !strings.Contains(err.Error(), "has configuration errors") {
+	if !errors.Is(err, control.ErrConfig) || !errors.Is(err, control.ErrNotFound) ||
+		!strings.Contains(err.Error(), "job bad cannot run: its configuration has errors: ") ||
+		!strings.Contains(err.Error(), "bpm.yml:4: processes[0].shutdown_signal: shutdown signal should either be") {
 		t.Fatalf("start of an invalid job: %v", err)
 	}
 }
