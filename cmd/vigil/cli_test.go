@@ -42,6 +42,9 @@ type cli struct {
 	tr   *testroot.Root
 	root string
 	log  chan string // the daemon's log lines after "supervising"
+	// early are the daemon's log lines up to "supervising" (written
+	// before startDaemon returns).
+	early []string
 }
 
 // newCLI makes a BOSH root with one job "web" of two shell processes that
@@ -123,7 +126,7 @@ func TestCommands(t *testing.T) {
 		t.Fatal("signal failed")
 	}
 	// Errors: a one-line reason and a non-zero exit.
-	for _, args := range [][]string{{"start", "nope"}, {"stop", "web", "-p", "zzz"}, {"signal", "web", "-p", "a", "BOGUS"}} {
+	for _, args := range [][]string{{"start", "nope"}, {"stop", "web", "-p", "zzz"}, {"signal", "nope", "-p", "a", "HUP"}} {
 		out, code := c.run(args...)
 		if code == 0 || !strings.HasPrefix(out, "vigil: ") || strings.Count(out, "\n") != 1 {
 			t.Errorf("%v: %d %q", args, code, out)

@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/backend"
+	"github.com/vigil-bosh/vigil/internal/suggest"
 )
 
 // connect returns a client for the daemon of c's root.
@@ -58,7 +60,7 @@ func defineStatus(c *command) func([]string) error {
 			return err
 		}
 		if st, err = sel.filter(st); err != nil {
-			return exitWith(exitUnknown, err)
+			return err
 		}
 		if *asJSON {
 			if err := writeJSON(os.Stdout, st); err != nil {
@@ -106,41 +108,70 @@ func selectors(pos []string, proc string) (selection, error) {
 }
 
 // filter keeps what the selection names: its processes, and the problems
-// of its jobs. A selector that names nothing is an error (no such job or
-// process).
+// of its jobs. A selector that names nothing is an error: exit 3 for a
+// job or process its bpm.yml defines and nothing supervises (monit files
+// leave it out), else no such job or process (4), with the closest name.
 func (sel selection) filter(st control.Status) (control.Status, error) {
 	if len(sel) == 0 {
 		return st, nil
 	}
-	matches := func(job, proc string) bool {
-		return slices.ContainsFunc(sel, func(s selector) bool { return s.job == job && (s.proc == "" || s.proc == proc) })
-	}
-	all := st.Processes
-	st.Processes = nil
+	all, allProbs := st.Processes, st.Problems
+	st.Processes, st.Problems = nil, nil
 	for _, p := range all {
-		if matches(p.Job, p.Process) {
+		if slices.ContainsFunc(sel, func(s selector) bool { return s.job == p.Job && (s.proc == "" || s.proc == p.Process) }) {
 			st.Processes = append(st.Processes, p)
 		}
 	}
-	var probs []control.Problem
-	for _, p := range st.Problems {
+	for _, p := range allProbs {
 		if slices.ContainsFunc(sel, func(s selector) bool { return s.job == p.Job }) {
-			probs = append(probs, p)
+			st.Problems = append(st.Problems, p)
 		}
 	}
-	st.Problems = probs
 	for _, s := range sel {
-		found := slices.ContainsFunc(st.Processes, func(p control.ProcessStatus) bool {
+		if slices.ContainsFunc(st.Processes, func(p control.ProcessStatus) bool {
 			return p.Job == s.job && (s.proc == "" || p.Process == s.proc)
-		}) || s.proc == "" && slices.ContainsFunc(st.Problems, func(p control.Problem) bool { return p.Job == s.job })
-		if !found && s.proc == "" {
-			return st, fmt.Errorf("no job %s is supervised or configured", s.job)
+		}) {
+			continue
 		}
-		if !found {
-			return st, fmt.Errorf("no process %s/%s is supervised", s.job, s.proc)
+		if i := slices.IndexFunc(st.Problems, func(p control.Problem) bool {
+			return p.Job == s.job && p.Kind == control.ProblemUnsupervised && (p.Process == "" || p.Process == s.proc)
+		}); i >= 0 {
+			return st, exitWith(exitNotRunning, errors.New(backend.ProblemText(st.Problems[i])))
 		}
+		if s.proc == "" && slices.ContainsFunc(st.Problems, func(p control.Problem) bool { return p.Job == s.job }) {
+			continue // a job that failed to load: its problems say why
+		}
+		if s.proc == "" {
+			return st, exitWith(exitUnknown, fmt.Errorf("no job %s is supervised or configured%s", s.job,
+				suggest.Phrase(s.job, jobsOf(all, allProbs), "jobs")))
+		}
+		var procs []string
+		for _, p := range all {
+			if p.Job == s.job {
+				procs = append(procs, p.Process)
+			}
+		}
+		return st, exitWith(exitUnknown, fmt.Errorf("no process %s/%s is supervised%s", s.job, s.proc,
+			suggest.Phrase(s.proc, procs, "processes of "+s.job)))
 	}
 	return st, nil
+}
+
+// jobsOf names the jobs a status shows, by their processes or problems.
+func jobsOf(ps []control.ProcessStatus, probs []control.Problem) []string {
+	var out []string
+	add := func(j string) {
+		if j != "" && !slices.Contains(out, j) {
+			out = append(out, j)
+		}
+	}
+	for _, p := range ps {
+		add(p.Job)
+	}
+	for _, p := range probs {
+		add(p.Job)
+	}
+	return out
 }
 
 // notRunning reports what status's exit 3 means: a process that should
@@ -160,6 +191,10 @@ func defineSignal(c *command) func([]string) error {
 	return func(pos []string) error {
 		if *procName == "" {
 			return c.usagef("needs -p PROC")
+		}
+		if _, err := control.ParseSignal(pos[1]); err != nil {
+			name := strings.TrimPrefix(strings.ToUpper(pos[1]), "SIG")
+			return c.usagef("unknown signal %s%s", pos[1], suggest.Phrase(name, signalNames(), "signals"))
 		}
 		client, err := connect(c)
 		if err != nil {

@@ -22,6 +22,7 @@ const (
 	completeSignal  = "signal"   // signal names
 	completeHook    = "hook"     // lifecycle hooks
 	completeCommand = "command"  // vigil's commands
+	completeJobAll  = "job|all"  // a job, or all
 	completeDir     = "dir"      // directories (the shell completes them)
 	completeFile    = "file"     // files (the shell completes them)
 )
@@ -51,7 +52,19 @@ func runComplete(args []string) error {
 // with cur (a directive when the shell should complete a path).
 func completions(words []string, cur string, getenv func(string) string) []string {
 	l, _ := boshpath.Resolve(rootIn(words), getenv, "VIGIL_ROOT")
+	for len(words) > 0 && strings.HasPrefix(words[0], "-") { // vigil --root DIR stop ...
+		if words[0] == "--root" || words[0] == "-root" {
+			if len(words) == 1 {
+				return []string{directiveDir} // vigil --root <TAB>
+			}
+			words = words[1:]
+		}
+		words = words[1:]
+	}
 	if len(words) == 0 {
+		if strings.HasPrefix(cur, "-") {
+			return matching([]string{"--root", "--help", "--version"}, cur)
+		}
 		return matching(commandWords(), cur)
 	}
 	s, rest := lookup(words)
@@ -153,6 +166,8 @@ func candidates(kind string, l boshpath.Layout, pos []string, cur string) []stri
 		return []string{directiveFile}
 	case completeJob:
 		return matching(jobNames(l), cur)
+	case completeJobAll:
+		return matching(append(jobNames(l), "all"), cur)
 	case completeProcess:
 		if len(pos) == 0 || boshpath.CheckName(pos[0]) != nil {
 			return nil
@@ -168,19 +183,24 @@ func candidates(kind string, l boshpath.Layout, pos []string, cur string) []stri
 		}
 		return matching(jobNames(l), cur)
 	case completeSignal:
-		var names []string
-		for s := unix.Signal(1); s < 32; s++ {
-			if n := unix.SignalName(s); n != "" {
-				names = append(names, strings.TrimPrefix(n, "SIG"))
-			}
-		}
-		return matching(names, cur)
+		return matching(signalNames(), cur)
 	case completeHook:
 		return matching(lifecycle.Hooks, cur)
 	case completeCommand:
 		return matching(commandWords(), cur)
 	}
 	return matching(strings.Split(kind, "|"), cur)
+}
+
+// signalNames are the names of the signals 1 to 31, without "SIG".
+func signalNames() []string {
+	var names []string
+	for s := unix.Signal(1); s < 32; s++ {
+		if n := unix.SignalName(s); n != "" {
+			names = append(names, strings.TrimPrefix(n, "SIG"))
+		}
+	}
+	return names
 }
 
 // jobNames are the jobs of l that have a bpm.yml.

@@ -51,8 +51,9 @@ var shellCases = []struct {
 	{"vigil st", []string{"start", "status", "stop"}},
 	{"vigil start --wa", []string{"--wait"}},
 	{"vigil start web --wait ", []string{"none", "ready", "running"}},
-	{"vigil restart ", []string{"web"}},
+	{"vigil restart ", []string{"all", "web"}},
 	{"vigil stop web -p ", []string{"a", "b"}},
+	{"vigil --root /nowhere stop ", []string{"all"}}, // the root before the command is the one read
 }
 
 // TestBashCompletion loads the bash script and calls its function as

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -48,7 +47,7 @@ func defineContainer(c *command) func([]string) error {
 		if err := checkRoot(l.Root()); err != nil {
 			return err
 		}
-		log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+		log := daemonLog(os.Stderr)
 		cfg := container.Config{
 			Daemon: daemon.Config{Layout: l, Version: vigilVersion(), Log: log, Console: *console},
 			Grace:  *grace, Probes: *probes, Log: log,

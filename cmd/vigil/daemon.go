@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -46,7 +47,7 @@ func defineDaemon(c *command) func([]string) error {
 		}
 		cfg := daemon.Config{
 			Layout: l, Version: vigilVersion(),
-			Log:          slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
+			Log:          daemonLog(os.Stderr),
 			NoIsolation:  os.Getenv(launch.IsolationEnv) == "off",
 			LeaveRunning: *leave,
 		}
@@ -189,4 +190,17 @@ func serveDaemonWith(cfg daemon.Config, page httpOptions) error {
 		return fmt.Errorf("daemon: %w", err)
 	}
 	return nil
+}
+
+// daemonLog is the daemon's log, as text lines on w. An attribute whose
+// value is nil (an error that did not happen) is left out, so that no
+// line ever says error=<nil>.
+func daemonLog(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo,
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Value.Kind() == slog.KindAny && a.Value.Any() == nil {
+				return slog.Attr{}
+			}
+			return a
+		}}))
 }

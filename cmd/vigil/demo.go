@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"strings"
 
 	"github.com/vigil-bosh/vigil/internal/backend/daemon"
 	"github.com/vigil-bosh/vigil/internal/demo"
@@ -16,13 +17,14 @@ func defineDemo(c *command) func([]string) error {
 	keep := c.Bool("keep", "keep the demo root afterwards")
 	web := c.String("web", "", "the examples/web `BINARY` (default: \"web\" next to vigil)")
 	c.completes(completeFile)
+	addr := c.String("http", "127.0.0.1:0", "serve the status page on this loopback `ADDRESS` (port 0: a free one)")
 	return func(pos []string) error {
-		return demoRun(*keep, *web)
+		return demoRun(*keep, *web, *addr)
 	}
 }
 
 // demoRun runs the demo (see defineDemo).
-func demoRun(keep bool, web string) error {
+func demoRun(keep bool, web, addr string) error {
 	if web == "" {
 		if self, err := os.Executable(); err == nil {
 			web = filepath.Join(filepath.Dir(self), "web")
@@ -50,6 +52,7 @@ func demoRun(keep bool, web string) error {
 	defer stop()
 	err = demo.Run(ctx, demo.Options{
 		Root: root, NoIsolation: noIsolation, Out: os.Stdout, Clear: isTerminal(os.Stdout), Version: vigilVersion(),
+		HTTP: addr, Self: selfName(),
 		Render: func(w io.Writer, d *daemon.Daemon) {
 			st, err := d.Status(context.Background())
 			if err != nil {
@@ -63,6 +66,16 @@ func demoRun(keep bool, web string) error {
 		fmt.Printf("demo root kept at %s\n", dir)
 	}
 	return err
+}
+
+// selfName is how a shell runs this binary again: the path it was
+// started by when it has a slash ("bin/vigil", relative to the directory
+// the user is in), else "vigil", which PATH found.
+func selfName() string {
+	if strings.Contains(os.Args[0], "/") {
+		return os.Args[0]
+	}
+	return "vigil"
 }
 
 // demoDir makes the throwaway BOSH root. As root, processes are isolated:

@@ -16,7 +16,12 @@ type spec struct {
 	args    string // the positional arguments of the synopsis: "JOB", "[PATH...]"
 	summary string // one line for the command list
 	about   string // what it does, for --help and the man page; paragraphs separated by blank lines
-	exits   []int  // the exit statuses it gives besides 0 and 2, in exitTable
+	// ok says what exit status 0 means, when more than "success"; exits
+	// are the statuses it gives besides 0 and 2, each with what it means
+	// for this command (see exitsOf).
+	ok     string
+	exits  []exitStatus
+	noRoot bool // takes no --root: it reads no BOSH root
 	// define registers the command's flags on c and returns what runs it
 	// with its positional arguments.
 	define func(c *command) func(pos []string) error
@@ -164,6 +169,6 @@ func writeCommandList(w io.Writer) {
 	for _, s := range cmds {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, s.name, s.summary)
 	}
-	fmt.Fprint(w, "\nEvery command takes --root DIR (default $VIGIL_ROOT, else /var/vcap), and -h or --help.\n"+
+	fmt.Fprint(w, "\nThe commands that read a BOSH root take --root DIR (default $VIGIL_ROOT, else /var/vcap), before or\nafter the command. Every command takes -h or --help.\n"+
 		"Run 'vigil COMMAND --help' for a command's flags and exit statuses, 'vigil man' for the manual.\n")
 }

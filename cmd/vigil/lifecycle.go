@@ -128,12 +128,37 @@ func drainByDaemon(ctx context.Context, c *control.Client, asJSON bool) (ran boo
 	if asJSON {
 		err = writeJSON(os.Stdout, st)
 	} else {
-		fmt.Printf("drain %s by the daemon (asked by %s)\n", st.State, st.By)
+		fmt.Println(drainSentence(st))
 	}
 	if err == nil && st.State == control.DrainFailed {
 		err = errors.New(st.Error)
 	}
 	return true, err
+}
+
+// drainSentence says how the daemon's drain went, as vigil drain prints
+// it: "the daemon drained every job (begun by a drain request)".
+func drainSentence(d control.DrainState) string {
+	by := " (begun by " + drainCause(d.By) + ")"
+	switch d.State {
+	case control.DrainDone:
+		return "the daemon drained every job" + by
+	case control.DrainFailed:
+		return "the daemon's drain failed" + by
+	}
+	return "the daemon is draining every job" + by
+}
+
+// drainCause names what began a drain: a drain request (a preStop hook,
+// vigil drain) or SIGTERM.
+func drainCause(by string) string {
+	switch by {
+	case "request":
+		return "a drain request"
+	case "signal":
+		return "SIGTERM"
+	}
+	return by
 }
 
 // drainAll unmonitors through the daemon when one runs, then drains and

@@ -7,12 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/internal/logtail"
+	"github.com/vigil-bosh/vigil/internal/suggest"
 	"github.com/vigil-bosh/vigil/job"
 )
 
@@ -38,9 +41,31 @@ func defineLogs(c *command) func([]string) error {
 	quiet := c.Bool("q,quiet", "no file headers or line prefixes")
 	prefix := c.Bool("prefix", "prefix every line with JOB/PROC (the default when following several files)")
 	asJSON := c.Bool("json", "print one JSON object per line: job, process, stream, line")
+	since := c.String("since", "", "only lines written since `TIME`: a duration ago (10m, 2h) or a time (15:04, 15:04:05, 2006-01-02 15:04, RFC 3339); judged by each line's time stamp (logs.timestamps), else by the file's modification time; without -n, every such line")
+	grep := c.String("g,grep", "", "only lines that match `REGEXP` (Go's syntax; case-insensitive unless it has a capital letter); without -n, the last 25 that match")
 	return func(pos []string) error {
 		if *n < 0 {
 			return c.usagef("-n must not be negative")
+		}
+		f := lineFilter{}
+		var err error
+		if *since != "" {
+			if f.since, err = parseSince(*since, time.Now()); err != nil {
+				return c.usagef("--since %s: %v", *since, err)
+			}
+		}
+		if *grep != "" {
+			expr := *grep
+			if strings.ToLower(expr) == expr {
+				expr = "(?i)" + expr // smart case, as journalctl's --grep
+			}
+			if f.re, err = regexp.Compile(expr); err != nil {
+				return c.usagef("--grep %s: %v", *grep, err)
+			}
+		}
+		lines := *n
+		if !c.set("n") && !f.since.IsZero() {
+			lines = filterLines // every line since then, up to this many
 		}
 		l, err := c.layout()
 		if err != nil {
@@ -48,13 +73,13 @@ func defineLogs(c *command) func([]string) error {
 		}
 		files, err := logFiles(l, pos[0], *procName, !*stderr || *both, *stderr || *both)
 		if err != nil {
-			return err
+			return exitWith(exitUnknown, err)
 		}
 		ctx, cancel := interruptible()
 		defer cancel()
 		out := bufio.NewWriter(os.Stdout)
 		defer out.Flush()
-		p := &logPrinter{w: out, files: files, current: -1}
+		p := &logPrinter{w: out, files: files, current: -1, filter: f}
 		switch {
 		case *asJSON:
 			p.json = json.NewEncoder(out)
@@ -64,7 +89,7 @@ func defineLogs(c *command) func([]string) error {
 		default:
 			p.headers = len(files) > 1
 		}
-		return p.run(ctx, *n, *follow)
+		return p.run(ctx, lines, *follow)
 	}
 }
 
@@ -90,9 +115,22 @@ func logFiles(l boshpath.Layout, jobName, proc string, stdout, stderr bool) ([]l
 	if err := boshpath.CheckName(jobName); err != nil {
 		return nil, err
 	}
+	if !exists(l.BPMConfig(jobName)) && !exists(l.LogDir(jobName)) {
+		return nil, fmt.Errorf("no job %s: neither %s nor %s exists%s", jobName, l.BPMConfig(jobName), l.LogDir(jobName),
+			suggest.Phrase(jobName, logJobs(l), "jobs"))
+	}
+	if proc != "" {
+		if err := boshpath.CheckName(proc); err != nil {
+			return nil, err
+		}
+	}
 	procs := []string{proc}
 	if proc == "" {
 		procs = jobProcesses(l, jobName)
+	} else if known := jobProcesses(l, jobName); !slices.Contains(known, proc) &&
+		!exists(l.StdoutLog(jobName, proc)) && !exists(l.StderrLog(jobName, proc)) {
+		return nil, fmt.Errorf("no process %s in job %s: neither its bpm.yml nor its log files name it%s", proc, jobName,
+			suggest.Phrase(proc, known, "processes of "+jobName))
 	}
 	var files []logFile
 	for _, p := range procs {
@@ -107,6 +145,19 @@ func logFiles(l boshpath.Layout, jobName, proc string, stdout, stderr bool) ([]l
 		}
 	}
 	return files, nil
+}
+
+// logJobs are the jobs that have a bpm.yml or a log directory.
+func logJobs(l boshpath.Layout) []string {
+	names := jobNames(l)
+	entries, _ := os.ReadDir(l.LogDir(""))
+	for _, e := range entries {
+		if e.IsDir() && !slices.Contains(names, e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // jobProcesses names the processes of a job: from its bpm.yml, else from
@@ -146,6 +197,7 @@ type logPrinter struct {
 	prefixes bool          // "JOB/PROC | " before each line
 	json     *json.Encoder // one object per line, when set
 	current  int           // the file of the last line written, -1 before any
+	filter   lineFilter    // --since and --grep
 }
 
 func (p *logPrinter) line(file int, text string) {
@@ -194,7 +246,7 @@ func (p *logPrinter) run(ctx context.Context, n int, follow bool) error {
 	found := 0
 	for i, f := range p.files {
 		path := f.path
-		lines, end, err := logtail.Tail(path, n, int64(n)*logsBytesPerLine)
+		lines, end, err := p.filter.tail(path, n)
 		if err != nil {
 			return err
 		}
@@ -220,6 +272,14 @@ func (p *logPrinter) run(ctx context.Context, n int, follow bool) error {
 		return errors.New("logs not found")
 	}
 	return nil
+}
+
+// followed writes a line read while following, if it passes --grep (it
+// is newer than --since).
+func (p *logPrinter) followed(l followedLine) {
+	if p.filter.re == nil || p.filter.re.MatchString(l.text) {
+		p.line(l.file, l.text)
+	}
 }
 
 type followedLine struct {
@@ -254,10 +314,9 @@ func (p *logPrinter) follow(ctx context.Context, ends []int64) error {
 		}
 		select {
 		case l := <-lines:
-			p.line(l.file, l.text)
+			p.followed(l)
 			for len(lines) > 0 { // write a burst out at once
-				l = <-lines
-				p.line(l.file, l.text)
+				p.followed(<-lines)
 			}
 		case err := <-errs:
 			if ctx.Err() == nil {

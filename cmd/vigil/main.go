@@ -8,10 +8,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/vigil-bosh/vigil/internal/launch/procinit"
+	"github.com/vigil-bosh/vigil/internal/suggest"
 )
 
 // version is vigil's release, stamped at build time with
@@ -42,7 +42,7 @@ func main() {
 		return
 	}
 	notFound := exitNotFound
-	if s != nil && slices.Contains(s.exits, exitUnknown) {
+	if s != nil && s.gives(exitUnknown) {
 		notFound = exitUnknown
 	}
 	code, msg := statusOf(err, notFound)
@@ -59,10 +59,11 @@ func run(args []string) (*spec, error) {
 		writeCommandList(os.Stderr)
 		return nil, &exitError{code: exitUsage}
 	}
+	moved := 0 // the words of a leading --root moved to the end
 	if root, rest := takeRoot(args[:min(2, len(args))]); root != "" && len(rest) == 0 {
-		args = append(args[2:], "--root", root) // vigil --root DIR COMMAND ...: the command's flag
+		args, moved = append(args[2:], "--root", root), 2 // vigil --root DIR COMMAND ...: the command's flag
 	} else if strings.HasPrefix(args[0], "--root=") {
-		args = append(args[1:], args[0])
+		args, moved = append(args[1:], args[0]), 1
 	}
 	if len(args) == 0 {
 		writeCommandList(os.Stderr)
@@ -73,9 +74,12 @@ func run(args []string) (*spec, error) {
 		writeCommandList(os.Stdout)
 		return nil, nil
 	case "--version", "-V":
-		args = []string{"version"}
+		args, moved = []string{"version"}, 0
 	}
 	s, rest := lookup(args)
+	if s != nil && s.noRoot && moved > 0 {
+		rest = rest[:len(rest)-moved] // vigil --root DIR version: a root it does not read
+	}
 	if s == nil {
 		for _, c := range visibleCommands() {
 			if first, _, ok := strings.Cut(c.name, " "); ok && first == args[0] {
@@ -84,7 +88,7 @@ func run(args []string) (*spec, error) {
 			}
 		}
 		return nil, &exitError{code: exitUsage, bare: true,
-			err: fmt.Errorf("vigil: unknown command %q\nRun 'vigil help' for the commands.", args[0])}
+			err: fmt.Errorf("vigil: unknown command %q%s\nRun 'vigil help' for the commands.", args[0], suggest.Phrase(args[0], commandWords(), "commands"))}
 	}
 	return s, s.run(rest)
 }
@@ -115,7 +119,9 @@ func (s *spec) run(args []string) error {
 	}
 	c := newCommand(s)
 	runner := s.define(c)
-	c.withRoot()
+	if !s.noRoot {
+		c.withRoot()
+	}
 	pos, err := c.parse(args)
 	if err == errHelp {
 		writeHelp(os.Stdout, c)
@@ -123,6 +129,12 @@ func (s *spec) run(args []string) error {
 	}
 	if err != nil {
 		return err
+	}
+	if c.all != nil && *c.all {
+		if len(pos) > 0 {
+			return c.usagef("--all names every job: give it or %s, not both", pos[0])
+		}
+		pos = []string{"all"}
 	}
 	if min, max := s.argCount(); len(pos) < min {
 		return c.usagef("needs %s", s.args)
@@ -160,7 +172,9 @@ func (s *spec) defined() *command {
 	c := newCommand(s)
 	if s.define != nil {
 		s.define(c)
-		c.withRoot()
+		if !s.noRoot {
+			c.withRoot()
+		}
 	}
 	return c
 }

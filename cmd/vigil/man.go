@@ -45,13 +45,13 @@ func writeMan(w io.Writer) {
 	p(".SH DESCRIPTION")
 	p("%s", manText(`vigil supervises the processes of Cloud Foundry BOSH jobs. It reads each job's bpm.yml as bpm does, runs every process under a small per-process init whose pid is in bpm's pid file, restarts a process the moment it exits (backing off when it crashes again quickly), and stops processes with bpm's ladder: the shutdown signal, SIGQUIT 15 s later, then SIGKILL to the whole tree 2 s after that.
 
-Run as bpm or monit (vigil install makes the links), it answers as bpm 1.4 and monit 5.2.5 do. The commands below talk to the daemon through its control socket; every command takes --root DIR (default $VIGIL_ROOT, else /var/vcap) and -h or --help.`))
+Run as bpm or monit (vigil install makes the links), it answers as bpm 1.4 and monit 5.2.5 do. The commands below talk to the daemon through its control socket. Those that read a BOSH root take --root DIR (default $VIGIL_ROOT, else /var/vcap), before or after the command; every command takes -h or --help. A command, flag, job, process or signal that matches nothing is answered with the closest name ("did you mean"), or the names.`))
 	p(".SH COMMANDS")
 	for _, s := range visibleCommands() {
 		writeManCommand(w, &s)
 	}
 	p(".SH EXIT STATUS")
-	p("%s", manText("The commands of vigil's own exit as follows (each command's section lists those it gives). The bpm and monit personalities keep bpm's and monit's exit statuses."))
+	p("%s", manText("The commands of vigil's own exit as follows; each command's section lists those it gives and what each means there. The bpm and monit personalities keep bpm's and monit's exit statuses."))
 	for _, e := range exitTable() {
 		p(".TP\n.B %d\n%s", e.code, manText(e.meaning))
 	}
@@ -89,11 +89,11 @@ func writeManCommand(w io.Writer, s *spec) {
 			fmt.Fprintf(w, ".TP\n.B \"%s\"\n%s\n", manEscape(strings.TrimSpace(flagNames(f))), manText(flagUsage(f)))
 		}
 	}
-	var codes []string
+	fmt.Fprint(w, ".PP\nExit status:\n.RS\n")
 	for _, e := range exitsOf(s) {
-		codes = append(codes, fmt.Sprint(e.code))
+		fmt.Fprintf(w, ".TP\n.B %d\n%s\n", e.code, manText(e.meaning))
 	}
-	fmt.Fprintf(w, ".IP\nExit status: %s.\n", strings.Join(codes, ", "))
+	fmt.Fprint(w, ".RE\n")
 }
 
 // manText is text as roff paragraphs: escaped, one sentence's words per

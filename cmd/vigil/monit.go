@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -55,7 +54,7 @@ func runMonit(args []string) int {
 		if err == nil {
 			err = serveDaemon(daemon.Config{
 				Layout: dl, Version: vigilVersion(), LeaveRunning: true,
-				Log:         slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
+				Log:         daemonLog(os.Stderr),
 				NoIsolation: os.Getenv(launch.IsolationEnv) == "off",
 			})
 		}

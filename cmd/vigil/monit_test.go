@@ -99,6 +99,7 @@ func (c *cli) startDaemon(cmd *exec.Cmd) *exec.Cmd {
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
+			c.early = append(c.early, sc.Text())
 			if strings.Contains(sc.Text(), "msg=supervising") {
 				close(ready)
 				break

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/backend"
 )
 
 // writeStatus prints the processes as a table and then the problems, with
@@ -97,9 +98,14 @@ func stateCell(p control.ProcessStatus, now time.Time) string {
 	return s
 }
 
-// drainLine says where a container's drain stands.
+// drainLine says where a container's drain stands: "drain: done (begun
+// by SIGTERM 12s ago, took 3s)".
 func drainLine(d control.DrainState, now time.Time) string {
-	line := "drain: " + d.State + " (asked by " + d.By + ", began " + since(now, d.Began) + " ago"
+	state := map[string]string{control.DrainRunning: "running", control.DrainDone: "done", control.DrainFailed: "failed"}[d.State]
+	if state == "" {
+		state = d.State
+	}
+	line := "drain: " + state + " (begun by " + drainCause(d.By) + " " + since(now, d.Began) + " ago"
 	if d.Ended != nil {
 		line += ", took " + since(*d.Ended, d.Began)
 	}
@@ -193,24 +199,8 @@ func healthCell(p control.ProcessStatus) string {
 	return p.Health + "," + ready
 }
 
-func problemLine(p control.Problem) string {
-	var b strings.Builder
-	b.WriteString(p.Severity + ": ")
-	if p.File != "" {
-		b.WriteString(p.File)
-		if p.Line > 0 {
-			b.WriteString(":" + strconv.Itoa(p.Line))
-		}
-		b.WriteString(": ")
-	} else if p.Job != "" {
-		b.WriteString("job " + p.Job + ": ")
-	}
-	if p.Field != "" {
-		b.WriteString(p.Field + ": ")
-	}
-	b.WriteString(p.Message)
-	return b.String()
-}
+// problemLine is a problem as status, check and reload print it.
+func problemLine(p control.Problem) string { return p.Severity + ": " + backend.ProblemText(p) }
 
 // stateColor is the SGR colour of a state word.
 func stateColor(state string) string {

@@ -450,7 +450,7 @@ func TestDrainOnceWithoutStamps(t *testing.T) {
 		}
 	}()
 	testproc.WaitUntil(t, filepath.Join(root, "sys", "log", "job"), testproc.FileHolds(filepath.Join(root, "sys", "log", "job", "job.stdout.log"), "started\n"))
-	if out, err := exec.Command(bin, "drain", "--root", root).CombinedOutput(); err != nil || string(out) != "drain drained by the daemon (asked by request)\n" {
+	if out, err := exec.Command(bin, "drain", "--root", root).CombinedOutput(); err != nil || string(out) != "the daemon drained every job (begun by a drain request)\n" {
 		t.Fatalf("preStop: %v %q", err, out)
 	}
 	st, err := control.NewClient(filepath.Join(root, "sys", "run", "vigil", "vigil.sock")).Status(context.Background())

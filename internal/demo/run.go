@@ -27,6 +27,12 @@ type Options struct {
 	NoIsolation bool
 	// Render draws a status screen; the caller's table printer.
 	Render func(w io.Writer, d *daemon.Daemon)
+	// HTTP is the page's address ("" for a free loopback port); it must
+	// be a loopback address.
+	HTTP string
+	// Self is how the hints name vigil so that they run as printed: the
+	// path it was started by ("bin/vigil"), or "vigil" when PATH found it.
+	Self string
 }
 
 // Run supervises the demo root until ctx is done, redrawing the status at
@@ -54,7 +60,11 @@ func Run(ctx context.Context, o Options) error {
 	// credentials; they outlive the daemon's shutdown (deferred first, so
 	// they end last).
 	hist := history.New(history.Config{})
-	page, err := web.Open(web.Config{Backend: d, Metrics: m.Handler(d), History: hist, Layout: l, Log: log}, "127.0.0.1:0", false, "")
+	addr := o.HTTP
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	page, err := web.Open(web.Config{Backend: d, Metrics: m.Handler(d), History: hist, Layout: l, Log: log}, addr, false, "")
 	if err != nil {
 		return err
 	}
@@ -69,6 +79,20 @@ func Run(ctx context.Context, o Options) error {
 	go func() { done <- d.Run(runCtx) }()
 	defer func() { stop(); <-done }()
 
+	// No frame before the daemon has started the jobs: until then every
+	// process would read "stopped".
+	fmt.Fprintf(o.Out, "vigil demo: starting the example jobs under %s...\n", l.Root())
+	select {
+	case <-d.Ready():
+	case err := <-done:
+		done <- err
+		return err
+	case <-ctx.Done():
+		stop()
+		err := <-done
+		done <- err
+		return err
+	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
@@ -104,8 +128,12 @@ func draw(o Options, d *daemon.Daemon, logPath string, page *web.Page) {
 	if o.Root.Web {
 		fmt.Fprintf(o.Out, "web:        curl http://127.0.0.1:%d/\n", o.Root.WebPort)
 	}
+	self := o.Self
+	if self == "" {
+		self = "vigil"
+	}
 	fmt.Fprintf(o.Out, "page:       %s   (user:password in %s)\n", page.URL(), page.CredentialsFile)
-	fmt.Fprintf(o.Out, "try:        vigil status --root %s\n", l.Root())
+	fmt.Fprintf(o.Out, "try:        %s status --root %s\n", self, l.Root())
 	fmt.Fprintf(o.Out, "            kill -9 $(pgrep -P $(cat %s))   # watch it come back\n", l.PidFile("worker", "worker"))
 	fmt.Fprintf(o.Out, "logs:       %s, %s\n", l.LogDir("worker"), logPath)
 	fmt.Fprintln(o.Out, "Ctrl-C stops every process and ends the demo.")
