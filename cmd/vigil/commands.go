@@ -25,6 +25,13 @@ The exit status is 3 when a process that should run (wanted up and monitored) do
 				{exitUnknown, "no such job or process (the closest name is suggested, or the names listed)"},
 				common(exitNoDaemon)},
 			define: defineStatus, complete: []string{completeJobProc}},
+		{name: "top", summary: "a live view of every process: start, stop, restart, logs",
+			about: `Show every process in the terminal, live: state, health and readiness, pid, uptime, restarts, CPU (the share of one CPU over the last second), memory and last exit, redrawn at each event the daemon streams (and each second, for CPU, memory and the uptimes).
+
+Keys: up and down (or k and j), page up and down, g and G move the selection; s starts the selected process, x stops it and r restarts it (each asks first but start; S, X and R act on its whole job); l or enter shows its logs, followed (q or esc comes back); / filters by JOB/PROC or state (enter keeps the filter, esc clears it); o changes the order (name, state, CPU, memory, restarts, uptime); q or Ctrl-C quits. The screen fits 80 columns and grows with the terminal; NO_COLOR turns the colours off. The terminal is left as it was found, also on SIGTERM, SIGINT and SIGHUP.`,
+			ok:     "quit (q, Ctrl-C, SIGTERM, SIGINT or SIGHUP)",
+			exits:  []exitStatus{{exitFailed, "standard input or output is not a terminal, or the daemon went away"}, common(exitNoDaemon)},
+			define: defineTop},
 		{name: "events", summary: "stream state changes as they happen",
 			about:  `Print the daemon's events, one line each, as they happen, until Ctrl-C (exit 0) or until the daemon goes away (exit 1): starts, restarts, exits, backoffs, stops and each escalation of the stop ladder, probe results, health and readiness changes, configuration errors.`,
 			ok:     "ended by Ctrl-C",

@@ -162,6 +162,15 @@ func (f *exitFixture) cases() []exitCase {
 	add("status", exitUnknown, m, "nope")
 	add("status", exitNoDaemon, idle)
 
+	run("top", exitOK, func(t *testing.T) int {
+		s := startOnPTY(t, nil, "top", "--root", m)
+		s.waitFor(`web/a`)
+		s.keys("q")
+		return s.end()
+	})
+	add("top", exitFailed, m) // not on a terminal
+	add("top", exitNoDaemon, idle)
+
 	run("events", exitOK, func(t *testing.T) int { return f.interruptAfterLine(t, m, "events", "-n", "1") })
 	add("events", exitNoDaemon, idle)
 	// events 1 comes last: it ends the clean root's daemon.

@@ -29,7 +29,7 @@ func manLists() (files, env [][2]string) {
 		{"VIGIL_ROOT", "the BOSH root when --root is not given (default /var/vcap)"},
 		{"VIGIL_ISOLATION", "off runs processes without bpm's isolation (tests, debugging); each then carries a warning"},
 		{"VIGIL_CONTAINER_NAME", "vigil container and drain --wait-all: this container's name in the pod"},
-		{"NO_COLOR", "set: no colour in vigil status on a terminal"},
+		{"NO_COLOR", "set: no colour in vigil status and vigil top on a terminal"},
 	}
 	return files, env
 }

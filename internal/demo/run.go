@@ -133,7 +133,8 @@ func draw(o Options, d *daemon.Daemon, logPath string, page *web.Page) {
 		self = "vigil"
 	}
 	fmt.Fprintf(o.Out, "page:       %s   (user:password in %s)\n", page.URL(), page.CredentialsFile)
-	fmt.Fprintf(o.Out, "try:        %s status --root %s\n", self, l.Root())
+	fmt.Fprintf(o.Out, "try:        %s top --root %s\n", self, l.Root())
+	fmt.Fprintf(o.Out, "            %s status --root %s\n", self, l.Root())
 	fmt.Fprintf(o.Out, "            kill -9 $(pgrep -P $(cat %s))   # watch it come back\n", l.PidFile("worker", "worker"))
 	fmt.Fprintf(o.Out, "logs:       %s, %s\n", l.LogDir("worker"), logPath)
 	fmt.Fprintln(o.Out, "Ctrl-C stops every process and ends the demo.")
