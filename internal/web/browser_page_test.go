@@ -3,6 +3,8 @@ package web
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,9 +48,14 @@ func TestBrowserGraphsTimelineAndLogs(t *testing.T) {
 
 	server := `tr.proc[data-job="app"][data-process="server"]`
 	charts := `.charts[data-key="app/server"]`
+	// Opened with the credentials in the URL (user:pass@host), as a link
+	// from a runbook may be: the history is read all the same.
+	withCredentials := strings.Replace(ts.URL, "http://", "http://"+testUser+":"+url.PathEscape(testPassword)+"@", 1)
 	if err := chromedp.Do(ctx,
-		chromedp.Navigate(ts.URL+"/"),
+		chromedp.Navigate(withCredentials+"/"),
 		chromedp.WaitVisible(`#live.on`),
+		chromedp.WaitReady(`#range[data-loaded="1h"]`),
+		chromedp.WaitReady(`#range .error[hidden]`),
 		chromedp.WaitVisible(`#events li.kind-started[data-job="app"]`),
 		// Two points make a line: the sparklines of the process and of its job.
 		chromedp.WaitReady(`svg.spark[data-key="app/server"][data-metric="rss"] path.line[d*="L"]`),
@@ -63,6 +70,19 @@ func TestBrowserGraphsTimelineAndLogs(t *testing.T) {
 		chromedp.WaitVisible(`tr.proc[data-job="db"] ul.probes li.ok`),
 	); err != nil {
 		t.Fatal(err)
+	}
+	// A steady process's sparkline is a line over a shaded area, not a
+	// line along an edge; at 1280 pixels no figure wraps.
+	if err := chromedp.Do(ctx, chromedp.WaitReady(`svg.spark[data-key="app/server"][data-metric="rss"] path.area`),
+		// The CPU cells have their share too ("0.00 s (0%)") from the second update on.
+		chromedp.Poll[chromedp.Void](`[...document.querySelectorAll('tr.proc td[data-label="CPU"]')].some(td => td.textContent.includes("%"))`)); err != nil {
+		t.Fatal(err)
+	}
+	wrapped, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('tr.proc td[data-label="CPU"], tr.proc td[data-label="memory"], tr.proc td[data-label="uptime"]')]`+
+		`.filter(td => { const r = document.createRange(); r.selectNodeContents(td); return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size > 1 })`+
+		`.map(td => td.dataset.label + ": " + td.textContent)`))
+	if err != nil || len(wrapped) > 0 {
+		t.Errorf("cells wrapped at 1280 px: %q (%v)", wrapped, err)
 	}
 	who, err := chromedp.Run(ctx, chromedp.Text(`header .who`))
 	if err != nil || who != "cf · diego-cell/6a8f2c1e-0b6d-4c1e-9d55-2f0c1d3e4b5a" {
@@ -178,6 +198,27 @@ func followLogs(t *testing.T, ctx context.Context, base string, ld *liveDaemon) 
 			t.Fatal(err)
 		}
 		return n
+	}
+	// A few lines start at the top of the view, with no blank band above.
+	gap, err := chromedp.Run(ctx, chromedp.Evaluate[float64](
+		`document.getElementById("lines").getBoundingClientRect().top - document.getElementById("log").getBoundingClientRect().top`))
+	if err != nil || gap > 4 {
+		t.Errorf("a band of %.0f px above the lines (%v)", gap, err)
+	}
+	// Search shows only the lines holding its text, the case ignored.
+	if err := chromedp.Do(ctx, chromedp.SendKeys(`#search`, "STDERR after"),
+		chromedp.Poll[chromedp.Void](`document.getElementById("logstate").textContent.includes("of")`)); err != nil {
+		t.Fatal(err)
+	}
+	visible, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll('#lines .ln')].filter(l => l.offsetParent !== null).map(l => l.querySelector(".x").textContent)`))
+	if err != nil || len(visible) == 0 || slices.ContainsFunc(visible, func(v string) bool { return v != "stderr after USR2" }) {
+		t.Errorf("searching shows %q (%v)", visible, err)
+	}
+	shoot(t, ctx, fmt.Sprintf("logs-search-%s.png", viewportName(t, ctx)))
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](
+		`(() => { const s = document.getElementById("search"); s.value = ""; s.dispatchEvent(new Event("input")); return 0 })()`)); err != nil {
+		t.Fatal(err)
 	}
 	// Paused, new lines are held (the state says so) and shown on resume.
 	shown := count()

@@ -57,17 +57,23 @@ func TestBrowserStopsAProcess(t *testing.T) {
 	}
 	shoot(t, ctx, "wide.png")
 
-	// Warnings opened by the reader stay open across the live updates.
-	warnings := `details[data-key="worker/a"]`
+	// The warning every process has is said once, for every process, not
+	// on each; the configuration's problems, folded by the reader, stay
+	// folded across the live updates.
+	problems := `details.problems`
 	if err := chromedp.Do(ctx,
-		click(warnings+` summary`),
-		chromedp.WaitVisible(warnings+`[open] li`),
+		chromedp.WaitVisible(problems+`[open] li.shared`),
+		click(problems+` summary`),
+		chromedp.WaitVisible(problems+`:not([open]) .summary`),
 		click(server+` button[value="stop"]`),
 		chromedp.WaitVisible(server+`[data-state="stopped"]`),
 		chromedp.WaitVisible(`#message:not(.busy)`),
-		chromedp.WaitVisible(warnings+`[open] li`),
+		chromedp.WaitVisible(problems+`:not([open]) .summary`),
 	); err != nil {
 		t.Fatal(err)
+	}
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("tr.notes details:not(.graphs)").length`)); err != nil || n != 0 {
+		t.Errorf("%d processes repeat the shared warning (%v)", n, err)
 	}
 	msg, err := chromedp.Run(ctx, chromedp.Text(`#message`))
 	if err != nil || msg != "stop app/server: done" {
@@ -83,9 +89,17 @@ func TestBrowserStopsAProcess(t *testing.T) {
 		t.Fatalf("another process was touched: %+v", st)
 	}
 
-	// A phone: the table becomes cards.
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateTouch)); err != nil {
+	// A phone: the table becomes cards, and the configuration's problems
+	// are folded to a line, so that the first process is on the first
+	// screen.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateTouch),
+		chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(`#live.on`)); err != nil {
 		t.Fatal(err)
+	}
+	folded, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`!document.querySelector("details.problems").open && `+
+		`document.querySelector("tr.proc").getBoundingClientRect().bottom < window.innerHeight`))
+	if err != nil || !folded {
+		t.Errorf("on a phone the problems are not folded, or the first process is below the first screen (%v)", err)
 	}
 	display, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector(".procs thead")).display`))
 	if err != nil || display != "none" {

@@ -3,6 +3,8 @@ package web
 import (
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/vigil-bosh/vigil/control"
@@ -19,8 +21,14 @@ type statusView struct {
 	Token    string // the CSRF token the forms carry
 	Graphs   bool   // a history feeds the graphs
 	Problems []control.Problem
-	Jobs     []jobView
-	Error    string // the status could not be read
+	// Summary counts the problems for the line that stands for them when
+	// they are folded (a phone folds them): "1 error, 2 warnings".
+	Summary string
+	// Shared are the warnings every process has (isolation the host
+	// cannot give, say): said once, not on each process.
+	Shared []string
+	Jobs   []jobView
+	Error  string // the status could not be read
 }
 
 // jobView is one job: its processes in status order.
@@ -147,7 +155,65 @@ func buildView(st control.Status, token string, now time.Time, prev map[string]c
 		v.Jobs[i].can = v.Jobs[i].can.or(pv.can)
 		v.Jobs[i].Processes = append(v.Jobs[i].Processes, pv)
 	}
+	v.Summary = problemSummary(st.Problems)
+	v.shareWarnings(st.Processes)
 	return v, samples
+}
+
+// shareWarnings moves the warnings every process has (with more than
+// one process) out of each process's notes into Shared.
+func (v *statusView) shareWarnings(ps []control.ProcessStatus) {
+	if len(ps) < 2 {
+		return
+	}
+	for _, w := range ps[0].Warnings {
+		if !slices.ContainsFunc(ps, func(p control.ProcessStatus) bool { return !slices.Contains(p.Warnings, w) }) {
+			v.Shared = append(v.Shared, w)
+		}
+	}
+	for i := range v.Jobs {
+		for j := range v.Jobs[i].Processes {
+			p := &v.Jobs[i].Processes[j]
+			p.Warnings = slices.DeleteFunc(slices.Clone(p.Warnings), func(w string) bool { return slices.Contains(v.Shared, w) })
+		}
+	}
+}
+
+// problemSummary counts problems: "1 error, 2 warnings (2 not
+// supervised)"; "" for none.
+func problemSummary(probs []control.Problem) string {
+	var errs, warns, unsupervised int
+	for _, p := range probs {
+		if p.Severity == "error" {
+			errs++
+		} else {
+			warns++
+		}
+		if p.Kind == control.ProblemUnsupervised {
+			unsupervised++
+		}
+	}
+	var parts []string
+	for _, c := range []struct {
+		n    int
+		word string
+	}{{errs, "error"}, {warns, "warning"}} {
+		if c.n > 0 {
+			parts = append(parts, plural(c.n, c.word))
+		}
+	}
+	s := strings.Join(parts, ", ")
+	if unsupervised > 0 {
+		s += fmt.Sprintf(" (%d not supervised)", unsupervised)
+	}
+	return s
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // procViewOf formats one process's status at now.

@@ -84,3 +84,39 @@ func TestCPURate(t *testing.T) {
 		t.Fatalf("CPU of a new instance %q", got)
 	}
 }
+
+// TestSharedWarningsAndSummary: a warning every process has is said once
+// for every process, not on each; a warning one process has stays its
+// own; the problems' summary counts them, the unsupervised apart, and a
+// problem of one process names it.
+func TestSharedWarningsAndSummary(t *testing.T) {
+	iso := "isolation is switched off"
+	st := control.Status{Processes: []control.ProcessStatus{
+		{Job: "a", Process: "x", State: "running", Warnings: []string{iso, "cpu_quota not enforced"}},
+		{Job: "a", Process: "y", State: "running", Warnings: []string{iso}},
+	}, Problems: []control.Problem{
+		{Severity: "error", Job: "bad", Message: "m"},
+		{Severity: "warning", Job: "a", Process: "z", Kind: control.ProblemUnsupervised, Message: "not supervised"},
+		{Severity: "warning", Job: "other", Kind: control.ProblemUnsupervised, Message: "not supervised"},
+	}}
+	v, _ := buildView(st, "tok", time.Now(), nil)
+	if len(v.Shared) != 1 || v.Shared[0] != iso {
+		t.Errorf("shared %q", v.Shared)
+	}
+	if w := v.Jobs[0].Processes[0].Warnings; len(w) != 1 || w[0] != "cpu_quota not enforced" {
+		t.Errorf("x keeps %q", w)
+	}
+	if w := v.Jobs[0].Processes[1].Warnings; len(w) != 0 {
+		t.Errorf("y keeps %q", w)
+	}
+	if v.Summary != "1 error, 2 warnings (2 not supervised)" {
+		t.Errorf("summary %q", v.Summary)
+	}
+	fb, l := newFake(t)
+	fb.st.Problems = st.Problems
+	_, ts := serve(t, fb, l)
+	_, page := request(t, ts, "GET", "/", nil, true)
+	if !strings.Contains(page, "<b>warning</b> a/z: not supervised") || !strings.Contains(page, `kind-unsupervised`) {
+		t.Errorf("the page does not name the unsupervised process:\n%s", page)
+	}
+}

@@ -58,6 +58,16 @@
     messageEl.className = "message" + (kind ? " " + kind : "");
   }
 
+  // On a phone the configuration's problems are folded to their count at
+  // first, so that the processes are on the first screen; the reader
+  // opens them, and that stays across updates.
+  const narrow = window.matchMedia("(max-width: 760px)");
+  function fold() {
+    const p = statusEl.querySelector("details.problems");
+    if (p && narrow.matches) p.open = false;
+  }
+  fold();
+
   function onStatus(ev) {
     // Warnings and graphs a reader has opened stay open across updates.
     const open = new Set([...statusEl.querySelectorAll("details[open]")].map((d) => d.dataset.key));

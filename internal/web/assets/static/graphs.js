@@ -51,18 +51,45 @@
     else draw();
   }
 
+  // reload fetches the span shown; a failure is said beside the range's
+  // buttons (the graphs then grow from the stream's points only).
+  const errorEl = document.createElement("span");
+  errorEl.className = "error";
+  errorEl.hidden = true;
+  rangeEl.appendChild(errorEl);
   async function reload() {
     try {
       if (span === "6h") {
         coarse = await load("6h");
         coarseAt = Date.now();
       } else {
-        fine = await load("1h");
+        fine = merge(await load("1h"), fine);
       }
+      errorEl.hidden = true;
+      rangeEl.dataset.loaded = span;
     } catch (e) {
-      rangeEl.title = String(e);
+      errorEl.textContent = "the history could not be read (" + e.message + "): the graphs show only what came since this page was opened";
+      errorEl.hidden = false;
     }
     draw();
+  }
+
+  // merge keeps the points the stream sent while the history was fetched.
+  function merge(loaded, streamed) {
+    for (const [key, s] of streamed) {
+      const cur = loaded.get(key);
+      if (!cur) {
+        loaded.set(key, s);
+        continue;
+      }
+      const last = cur.t.length ? cur.t[cur.t.length - 1] : -Infinity;
+      s.t.forEach((t, i) => {
+        if (t <= last) return;
+        cur.t.push(t);
+        for (const c of columns) cur[c].push(s[c][i]);
+      });
+    }
+    return loaded;
   }
 
   rangeEl.addEventListener("click", (ev) => {
@@ -143,7 +170,7 @@
         return;
       }
       const x = (w * (s.t[i] - s.from)) / (s.end - s.from);
-      const y = h - 1 - ((h - 2) * v) / (top || 1);
+      const y = h - 1.5 - ((h - 3) * v) / (top || 1);
       d += (pen ? "L" : "M") + x.toFixed(2) + " " + y.toFixed(2);
       pen = true;
     });
@@ -176,6 +203,10 @@
     });
   }
 
+  // drawSpark draws the last hour as a line over a shaded area, scaled so
+  // that a steady figure sits at four fifths of the height (not on the
+  // edge, where it read as empty), and a figure of zero just above the
+  // bottom.
   function drawSpark(svg) {
     const s = series(svg.dataset.key, "1h");
     const metric = svg.dataset.metric === "cpu" ? "cpu_cores" : "rss_bytes";
@@ -184,7 +215,14 @@
     if (!s) return;
     const values = s[metric], top = maxOf(values);
     downBands(svg, s, 100, 24);
-    el("path", { d: path(s, values, top * 1.1, 100, 24), class: "line", "vector-effect": "non-scaling-stroke" }, svg);
+    const line = path(s, values, top * 1.25, 100, 24);
+    const area = line.split("M").filter(Boolean).map((seg) => {
+      const pts = seg.split("L");
+      const x0 = pts[0].split(" ")[0], x1 = pts[pts.length - 1].split(" ")[0];
+      return "M" + x0 + " 24L" + seg + "L" + x1 + " 24Z";
+    }).join("");
+    if (area) el("path", { d: area, class: "area" }, svg);
+    el("path", { d: line, class: "line", "vector-effect": "non-scaling-stroke" }, svg);
     const last = values.filter((v) => v !== null).pop();
     const title = svg.querySelector("title");
     const label = svg.getAttribute("aria-label");

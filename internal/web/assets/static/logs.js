@@ -2,7 +2,8 @@
 // every line written to either as it comes (the server follows the files
 // through rotation), each with the time vigil read it, newest at the
 // bottom and in view. Pause holds new lines (up to a bound) without
-// moving the view; the page keeps at most maxLines lines.
+// moving the view; the page keeps at most maxLines lines. Search shows
+// only the lines that hold its text (case ignored), new ones included.
 "use strict";
 
 (function () {
@@ -12,6 +13,16 @@
   const liveEl = document.getElementById("live");
   const stateEl = document.getElementById("logstate");
   const pauseEl = document.getElementById("pause");
+  const searchEl = document.getElementById("search");
+  let query = "";
+
+  // matches says whether a line holds the search's text.
+  function matches(div) {
+    return !query || div.querySelector(".x").textContent.toLowerCase().includes(query);
+  }
+  function mark(nodes) {
+    for (const n of nodes) if (n.classList.contains("ln")) n.classList.toggle("miss", !matches(n));
+  }
   const maxLines = 5000;
   let paused = false, held = [], dropped = 0, shown = 0;
   let es = null, retry = null, backoff = 5000;
@@ -57,6 +68,7 @@
 
   function append(nodes) {
     const follow = atBottom();
+    mark(nodes);
     linesEl.append(...nodes);
     let n = linesEl.querySelectorAll(".ln").length;
     for (let first = linesEl.firstElementChild; n > maxLines && first; first = linesEl.firstElementChild) {
@@ -67,8 +79,13 @@
   }
 
   function status() {
-    stateEl.textContent = paused ? "paused: " + held.length + " new line" + (held.length === 1 ? "" : "s") + " held" +
+    let text = paused ? "paused: " + held.length + " new line" + (held.length === 1 ? "" : "s") + " held" +
       (dropped ? ", " + dropped + " dropped (over " + maxLines + ")" : "") : shown + " lines followed";
+    if (query) {
+      const all = linesEl.querySelectorAll(".ln").length, miss = linesEl.querySelectorAll(".ln.miss").length;
+      text += "; " + (all - miss) + " of " + all + " lines hold \u201c" + searchEl.value + "\u201d";
+    }
+    stateEl.textContent = text;
   }
 
   function onTail(ev) {
@@ -81,6 +98,7 @@
       for (const l of s.lines || []) nodes.push(line(tag, 0, l));
     }
     nodes.push(note("following both files since " + clock(Date.now()) + ": the times are when vigil read each line", "mark"));
+    mark(nodes);
     linesEl.replaceChildren(...nodes);
     logEl.scrollTop = 0;
     held = [];
@@ -115,6 +133,12 @@
       held = [];
       dropped = 0;
     }
+    status();
+  });
+  searchEl.addEventListener("input", () => {
+    query = searchEl.value.trim().toLowerCase();
+    mark(linesEl.children);
+    logEl.scrollTop = 0;
     status();
   });
   for (const [id, cls] of [["show-out", "hide-out"], ["show-err", "hide-err"], ["show-times", "hide-times"]]) {
