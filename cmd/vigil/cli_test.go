@@ -245,6 +245,16 @@ func TestDrainWithDaemon(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("drain: %v\n%s", err, out)
 	}
+	// The killer's drain only sent its signal: its exit comes after.
+	events, ecmd, _ := c.streamLines("events", "--json", "-n", "1024")
+	for l := range events {
+		var ev control.Event
+		if json.Unmarshal([]byte(l), &ev) == nil && ev.Job == "killer" && ev.Kind == control.EventExited {
+			break
+		}
+	}
+	ecmd.Process.Kill()
+	ecmd.Wait()
 	for _, p := range c.status().Processes {
 		switch p.Job {
 		case "killer", "stopper":
