@@ -25,21 +25,9 @@ func TestInitKeepsOnlyWhatItNeeds(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("isolation needs root")
 	}
-	tr := testroot.New(t, testproc.SandboxParent()) // not under /tmp: the sandbox has its own
-	root := tr.Layout.Root()
-	os.Chmod(root, 0o755)
-	c := &cli{t: t, tr: tr, root: root, log: make(chan string, 256)}
-	script := filepath.Join(root, "packages", "web", "bin", "serve")
-	tr.Write(script, "#!/bin/sh\ntrap 'echo got TERM; exit 0' TERM\ntrap 'echo got USR1' USR1\n"+
-		"echo started\nwhile :; do sleep 1000 & wait $!; done\n", 0o755)
-	c.writeJob("processes:\n- name: a\n  executable: " + script + "\n  user: nobody\n")
-	d := exec.Command(vigilBin, "daemon", "--root", root, "--backend", "native")
-	d.Env = os.Environ()
-	c.startDaemon(d)
-	t.Cleanup(func() {
-		d.Process.Signal(syscall.SIGTERM)
-		d.Wait()
-	})
+	c, d := isolatedDaemon(t, "#!/bin/sh\ntrap 'echo got TERM; exit 0' TERM\ntrap 'echo got USR1' USR1\n"+
+		"echo started\nwhile :; do sleep 1000 & wait $!; done\n", "")
+	root := c.root
 	p := c.status().Processes[0]
 	if p.State != "running" {
 		t.Fatalf("not running: %+v", p)
@@ -85,4 +73,76 @@ func TestInitKeepsOnlyWhatItNeeds(t *testing.T) {
 	if b, _ := os.ReadFile(logPath); string(b) != "got USR1\ngot TERM\n" {
 		t.Fatalf("the reopened log holds %q", b)
 	}
+}
+
+// TestPrivilegedInitHoldsWhatTheJobHolds: the init of a privileged job
+// holds, on every thread, the capabilities its executable holds, in every
+// set (bpm's tini in a privileged container holds the job's; bpm's suite
+// reads CapEff in /proc/1/status and wants the privileged set): Docker's
+// 38, less any this machine's bounding set withholds.
+func TestPrivilegedInitHoldsWhatTheJobHolds(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("isolation needs root")
+	}
+	c, _ := isolatedDaemon(t, "#!/bin/sh\nwhile :; do sleep 1000 & wait $!; done\n", "  unsafe:\n    privileged: true\n")
+	p := c.status().Processes[0]
+	if p.State != "running" || p.ExecPID == 0 {
+		t.Fatalf("not running: %+v", p)
+	}
+	job := capLines(t, fmt.Sprintf("/proc/%d/status", p.ExecPID))
+	own := capLines(t, "/proc/self/status")
+	var bnd uint64
+	fmt.Sscanf(own["CapBnd"], "%x", &bnd)
+	if want := fmt.Sprintf("%016x", bnd&(1<<38-1)); job["CapEff"] != want {
+		t.Fatalf("the job's CapEff %s, want %s (Docker's 38 within ours)", job["CapEff"], want)
+	}
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", p.PID))
+	if len(tasks) == 0 {
+		t.Fatal("no threads of the init")
+	}
+	for _, task := range tasks {
+		got := capLines(t, task)
+		for k, v := range job {
+			if got[k] != v {
+				t.Errorf("%s %s: %s, the job's %s", task, k, got[k], v)
+			}
+		}
+	}
+}
+
+// capLines reads the Cap* lines of a /proc status file.
+func capLines(t *testing.T, path string) map[string]string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.HasPrefix(k, "Cap") {
+			out[k] = strings.TrimSpace(v)
+		}
+	}
+	return out
+}
+
+// isolatedDaemon runs a daemon, isolation on, over a root outside /tmp
+// (the sandbox has its own) whose job web has one process a, running
+// script as nobody, with more of a's bpm.yml keys in extra; the cleanup
+// stops the daemon.
+func isolatedDaemon(t *testing.T, script, extra string) (*cli, *exec.Cmd) {
+	tr := testroot.New(t, testproc.SandboxParent())
+	root := tr.Layout.Root()
+	os.Chmod(root, 0o755)
+	c := &cli{t: t, tr: tr, root: root, log: make(chan string, 256)}
+	path := filepath.Join(root, "packages", "web", "bin", "serve")
+	tr.Write(path, script, 0o755)
+	c.writeJob("processes:\n- name: a\n  executable: " + path + "\n  user: nobody\n" + extra)
+	d := exec.Command(vigilBin, "daemon", "--root", root, "--backend", "native")
+	d.Env = os.Environ()
+	c.startDaemon(d)
+	t.Cleanup(func() {
+		d.Process.Signal(syscall.SIGTERM)
+		d.Wait()
+	})
+	return c, d
 }

@@ -124,6 +124,9 @@ func (r *Runner) isolate(launch *procinit.Launch) (isolation, error) {
 		iso.cloneFlags = unix.CLONE_NEWPID
 	}
 	launch.Sandbox = &spec
+	if p.Unsafe.Privileged {
+		launch.InitCaps = spec.Caps // the init holds what tini would (procinit.Launch.InitCaps)
+	}
 	launch.Warnings = append(launch.Warnings, warns...)
 	return iso, nil
 }

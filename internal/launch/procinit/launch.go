@@ -47,6 +47,8 @@ func decodeLaunch(line []byte) (l Launch, spec []byte, err error) {
 			l.ExitFile = r.String()
 		case "sandbox":
 			spec = r.Capture(func() { l.Sandbox = readSandbox(r) })
+		case "init_caps":
+			l.InitCaps = r.Ints()
 		case "warnings":
 			l.Warnings = r.Strings()
 		case "notify_fd":

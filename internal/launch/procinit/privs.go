@@ -39,20 +39,8 @@ func dropCapabilities() (bool, error) {
 	}
 	// The bounding set first: dropping from it needs CAP_SETPCAP, which
 	// the capset below gives up.
-bounding:
-	for c := uintptr(0); c < 64; c++ {
-		if keptCaps&(1<<c) != 0 {
-			continue
-		}
-		_, _, e := syscall.AllThreadsSyscall(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0)
-		switch {
-		case e == syscall.ENOTSUP:
-			return false, errNoAllThreads
-		case e == syscall.EINVAL:
-			break bounding // past the kernel's last capability
-		case e != 0:
-			return false, fmt.Errorf("drop capability %d from the bounding set: %w", c, e)
-		}
+	if err := boundAllThreads(keptCaps); err != nil {
+		return false, err
 	}
 	if _, _, e := syscall.AllThreadsSyscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0, 0); e != 0 {
 		return false, fmt.Errorf("clear the ambient capabilities: %w", e)
@@ -61,6 +49,26 @@ bounding:
 		return false, err
 	}
 	return true, nil
+}
+
+// boundAllThreads drops every capability not in keep from the bounding
+// set of every thread of the init.
+func boundAllThreads(keep uint64) error {
+	for c := uintptr(0); c < 64; c++ {
+		if keep&(1<<c) != 0 {
+			continue
+		}
+		_, _, e := syscall.AllThreadsSyscall(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0)
+		switch {
+		case e == syscall.ENOTSUP:
+			return errNoAllThreads
+		case e == syscall.EINVAL:
+			return nil // past the kernel's last capability
+		case e != 0:
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, e)
+		}
+	}
+	return nil
 }
 
 // setAllThreads makes keptCaps permitted and effect effective on every

@@ -53,6 +53,12 @@ type Launch struct {
 	// assembles its root and drops its privileges before the exec. The hook
 	// is not confined. Nil runs the executable as the init's plain child.
 	Sandbox *sandbox.Spec `json:"sandbox,omitempty"`
+	// InitCaps, set for a privileged process (unsafe.privileged), are the
+	// capabilities its init holds, in every set and effective, once the
+	// executable runs: the executable's own, as bpm's tini holds them in a
+	// privileged container (holdPrivileged). Unset, the init keeps
+	// keptCaps alone, permitted only (dropCapabilities).
+	InitCaps []int `json:"init_caps,omitempty"`
 	// Warnings are what the supervisor could not enforce; the init passes
 	// them on, with its own, in the running report.
 	Warnings []string `json:"warnings,omitempty"`

@@ -91,11 +91,18 @@ func (it *initProc) spawnSandboxed(spec *sandbox.Spec) (pid, hostPID int, err er
 	return pid, hostPID, nil
 }
 
-// lowerCapabilities drops the init's capabilities (dropCapabilities) as
-// soon as the sandbox helper, which keeps its own to confine the
-// executable, is forked: before the executable can run, and read the
-// init's.
+// lowerCapabilities drops the init's capabilities (dropCapabilities), or
+// those of a privileged process's init to its executable's
+// (holdPrivileged), as soon as the sandbox helper, which keeps its own to
+// confine the executable, is forked: before the executable can run, and
+// read the init's.
 func (it *initProc) lowerCapabilities() {
+	if it.launch.InitCaps != nil {
+		if err := holdPrivileged(it.launch.InitCaps); err != nil {
+			it.capWarning = "the init keeps its capabilities: " + err.Error()
+		}
+		return
+	}
 	lowered, err := dropCapabilities()
 	if err != nil {
 		it.capWarning = "the init keeps its capabilities: " + err.Error()
