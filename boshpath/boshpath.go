@@ -111,7 +111,8 @@ func (l Layout) AgentSpec() string { return filepath.Join(l.root, "bosh", "spec.
 func (l Layout) VigilRunDir() string { return filepath.Join(l.root, "sys", "run", "vigil") }
 
 // ExitFile is where an init whose daemon has gone records how its
-// executable ended: ROOT/sys/run/vigil/exit/JOB/PROC.json.
+// executable ended, for the one that adopted it and claimed the record
+// there: ROOT/sys/run/vigil/exit/JOB/PROC.json.
 func (l Layout) ExitFile(job, proc string) string {
 	return filepath.Join(l.VigilRunDir(), "exit", job, proc+".json")
 }

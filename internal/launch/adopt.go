@@ -3,12 +3,14 @@ package launch
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/vigil-bosh/vigil/boshpath"
+	"github.com/vigil-bosh/vigil/internal/atomicfile"
 	"github.com/vigil-bosh/vigil/internal/launch/procinit"
 	"github.com/vigil-bosh/vigil/internal/regfile"
 	"github.com/vigil-bosh/vigil/internal/sandbox/cgroup"
@@ -20,14 +22,20 @@ import (
 // reports Running at once, then the exit when the init's pidfd says it has
 // gone. The init is not our child, so its wait status is not ours to read:
 // the exit is the one the init recorded in ROOT/sys/run/vigil/exit (it does
-// once nobody holds its socket), or an exit without a code when there is no
-// record. It fails with ErrNoInit when no live init runs for the process.
+// once nobody holds its socket, over the claim Adopt leaves there), or an
+// exit without a code when there is no record (an init that ended before
+// it saw the claim). It fails with ErrNoInit when no live init runs for
+// the process.
 func Adopt(l boshpath.Layout, jobName, procName string) (supervise.Process, error) {
 	it, err := FindInit(l, jobName, procName)
 	if err != nil {
 		return nil, err
 	}
 	a := &adopted{it: it, exitFile: l.ExitFile(jobName, procName), events: make(chan supervise.ProcessEvent, 2)}
+	// Best effort: without the claim, the exit is reported without its code.
+	if os.MkdirAll(filepath.Dir(a.exitFile), 0o700) == nil {
+		_ = atomicfile.Write(a.exitFile, procinit.ExitClaim(it.PID), 0o600)
+	}
 	exec := 0
 	if kids := procinit.ChildrenOf(it.PID); len(kids) > 0 {
 		exec = kids[0]
@@ -81,7 +89,8 @@ func (a *adopted) watch() {
 	close(a.events)
 }
 
-// recorded reads and removes the exit the init left, if it is this init's.
+// recorded reads and removes the exit the init left over Adopt's claim,
+// if it is this init's.
 func (a *adopted) recorded() supervise.Exit {
 	e := supervise.Exit{At: time.Now()}
 	b, err := regfile.ReadFile(a.exitFile, maxRecord)
@@ -93,6 +102,9 @@ func (a *adopted) recorded() supervise.Exit {
 		return e // another instance's, or garbage: not ours to use
 	}
 	_ = os.Remove(a.exitFile)
+	if rec.Report.Event != procinit.EventExit {
+		return e // our claim, unanswered
+	}
 	e.Code, e.Signal, e.OOM = rec.Report.Code, unix.Signal(rec.Report.Signal), rec.Report.OOM
 	return e
 }

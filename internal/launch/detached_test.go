@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -198,4 +199,44 @@ func TestForegroundTeesAndKeepsNoPidFile(t *testing.T) {
 	if errOut.String() != wantErr || string(logErr) != wantErr {
 		t.Errorf("stderr: terminal %q, log %q, want %q in both", errOut.String(), logErr, wantErr)
 	}
+}
+
+// TestDetachedInitWritesNothingAfterItsExit: a detached init whose
+// executable ends by itself, with nobody adopting it, creates nothing in
+// the BOSH root (bpm's runc writes nothing once its container's process
+// has ended, and bpm-release's suite removes the root the moment it sees
+// the process's output: an exit record written then made that fail with
+// "directory not empty").
+func TestDetachedInitWritesNothingAfterItsExit(t *testing.T) {
+	f := newFixture(t)
+	f.detached("brief", "serve")
+	ready := f.rep.Expect(t, "ready")
+	it, err := FindInit(f.layout, "job", "brief")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	before := tree(t, f.layout.Root())
+	unix.Kill(ready.PID, unix.SIGTERM)
+	if !it.Wait(testproc.Guard) {
+		t.Fatal("init still runs after its executable ended")
+	}
+	for path := range tree(t, f.layout.Root()) {
+		if !before[path] {
+			t.Errorf("%s appeared after the executable ended", path)
+		}
+	}
+}
+
+// tree is the set of every path below root.
+func tree(t *testing.T, root string) map[string]bool {
+	paths := map[string]bool{}
+	err := filepath.WalkDir(root, func(path string, _ fs.DirEntry, err error) error {
+		paths[path] = true
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return paths
 }

@@ -45,8 +45,10 @@ type Launch struct {
 	PidFile string `json:"pid_file,omitempty"`
 	// ExitFile, if set, receives the exit report (JSON, with the init's host
 	// pid) when the executable ends while no supervisor holds the init's
-	// socket: a daemon that adopts the init after a restart reads it there,
-	// since the init is not its child and its wait status is not its to see.
+	// socket and one that adopted the init has claimed the record there
+	// (ExitClaim): a daemon that adopts the init after a restart, or bpm's
+	// stop without a daemon, reads it there, since the init is not its
+	// child and its wait status is not its to see.
 	ExitFile string `json:"exit_file,omitempty"`
 	// Sandbox, if set, confines the executable (see package sandbox): the
 	// init starts it through a helper created in fresh namespaces, which
@@ -151,6 +153,31 @@ const (
 // init's own allocations.
 func encode(r Report) []byte {
 	return append(appendReport(make([]byte, 0, 64), r), '\n')
+}
+
+// ExitClaim is what the adopter of the init with host pid pid leaves in
+// Launch.ExitFile to have the init record its executable's exit there
+// ({"pid":N}, an ExitRecord without a report): an init writes its record
+// only over a claim that names it.
+func ExitClaim(pid int) []byte {
+	return append(strconv.AppendInt(append(make([]byte, 0, 24), `{"pid":`...), int64(pid), 10), '}')
+}
+
+// claimant is the pid a claim or an exit record names, 0 if b is neither.
+func claimant(b []byte) int {
+	r := jsonwire.NewReader(b)
+	pid := 0
+	r.Object(func(key string) {
+		if key == "pid" {
+			pid = int(r.Int())
+		} else {
+			r.Skip()
+		}
+	})
+	if r.End() != nil {
+		return 0
+	}
+	return pid
 }
 
 // encodeExitRecord is rec as encoding/json writes it.

@@ -67,6 +67,25 @@ func TestEncodeExitRecord(t *testing.T) {
 	}
 }
 
+// TestExitClaim: a claim is an exit record without its report, as
+// encoding/json reads it, and the init reads the pid a claim or a record
+// names, and none from anything else.
+func TestExitClaim(t *testing.T) {
+	var rec ExitRecord
+	if err := json.Unmarshal(ExitClaim(4321), &rec); err != nil || !reflect.DeepEqual(rec, ExitRecord{PID: 4321}) {
+		t.Fatalf("claim %s reads as %+v, %v", ExitClaim(4321), rec, err)
+	}
+	for b, want := range map[string]int{
+		string(ExitClaim(4321)): 4321,
+		string(encodeExitRecord(ExitRecord{PID: 7, Report: Report{Event: EventExit, Code: 1}})): 7,
+		`{"pid":12`: 0, `4321`: 0, ``: 0, `{"pid":"12"}`: 0,
+	} {
+		if got := claimant([]byte(b)); got != want {
+			t.Errorf("claimant(%q) = %d, want %d", b, got, want)
+		}
+	}
+}
+
 // TestDecodeReportIsJSON: a report with every field set, and the odd
 // ones, decode as encoding/json decodes them.
 func TestDecodeReportIsJSON(t *testing.T) {
