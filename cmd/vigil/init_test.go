@@ -5,10 +5,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/internal/testproc"
 	"github.com/vigil-bosh/vigil/internal/testroot"
 )
@@ -81,14 +83,7 @@ func TestInitKeepsOnlyWhatItNeeds(t *testing.T) {
 // reads CapEff in /proc/1/status and wants the privileged set): Docker's
 // 38, less any this machine's bounding set withholds.
 func TestPrivilegedInitHoldsWhatTheJobHolds(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("isolation needs root")
-	}
-	c, _ := isolatedDaemon(t, "#!/bin/sh\nwhile :; do sleep 1000 & wait $!; done\n", "  unsafe:\n    privileged: true\n")
-	p := c.status().Processes[0]
-	if p.State != "running" || p.ExecPID == 0 {
-		t.Fatalf("not running: %+v", p)
-	}
+	p := runningPrivileged(t)
 	job := capLines(t, fmt.Sprintf("/proc/%d/status", p.ExecPID))
 	own := capLines(t, "/proc/self/status")
 	var bnd uint64
@@ -127,9 +122,10 @@ func capLines(t *testing.T, path string) map[string]string {
 
 // isolatedDaemon runs a daemon, isolation on, over a root outside /tmp
 // (the sandbox has its own) whose job web has one process a, running
-// script as nobody, with more of a's bpm.yml keys in extra; the cleanup
-// stops the daemon.
-func isolatedDaemon(t *testing.T, script, extra string) (*cli, *exec.Cmd) {
+// script as nobody, with more of a's bpm.yml keys in extra, its command
+// line after wrap (a command that execs the rest); the cleanup stops the
+// daemon.
+func isolatedDaemon(t *testing.T, script, extra string, wrap ...string) (*cli, *exec.Cmd) {
 	tr := testroot.New(t, testproc.SandboxParent())
 	root := tr.Layout.Root()
 	os.Chmod(root, 0o755)
@@ -137,7 +133,8 @@ func isolatedDaemon(t *testing.T, script, extra string) (*cli, *exec.Cmd) {
 	path := filepath.Join(root, "packages", "web", "bin", "serve")
 	tr.Write(path, script, 0o755)
 	c.writeJob("processes:\n- name: a\n  executable: " + path + "\n  user: nobody\n" + extra)
-	d := exec.Command(vigilBin, "daemon", "--root", root, "--backend", "native")
+	argv := append(wrap, vigilBin, "daemon", "--root", root, "--backend", "native")
+	d := exec.Command(argv[0], argv[1:]...)
 	d.Env = os.Environ()
 	c.startDaemon(d)
 	t.Cleanup(func() {
@@ -145,4 +142,38 @@ func isolatedDaemon(t *testing.T, script, extra string) (*cli, *exec.Cmd) {
 		d.Wait()
 	})
 	return c, d
+}
+
+// TestPrivilegedJobHasNoNosuidMount: no mount a privileged job sees has
+// nosuid, its root's included (bpm drops nosuid from every mount of a
+// privileged container, and bpm-release's privileged spec greps
+// /proc/mounts for it), nor the device files bound from a /dev mounted
+// nosuid, as systemd mounts it: the daemon runs in a mount namespace of
+// its own where /dev is.
+func TestPrivilegedJobHasNoNosuidMount(t *testing.T) {
+	p := runningPrivileged(t, "unshare", "--mount", "--propagation", "private",
+		"sh", "-c", `mount -o remount,bind,nosuid /dev && exec "$0" "$@"`)
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/mounts", p.ExecPID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if f := strings.Fields(line); len(f) > 3 && slices.Contains(strings.Split(f[3], ","), "nosuid") {
+			t.Errorf("nosuid: %s", line)
+		}
+	}
+}
+
+// runningPrivileged runs a privileged job under an isolated daemon (its
+// command line after wrap) and returns its status once it runs.
+func runningPrivileged(t *testing.T, wrap ...string) control.ProcessStatus {
+	if os.Geteuid() != 0 {
+		t.Skip("isolation needs root")
+	}
+	c, _ := isolatedDaemon(t, "#!/bin/sh\nwhile :; do sleep 1000 & wait $!; done\n", "  unsafe:\n    privileged: true\n", wrap...)
+	p := c.status().Processes[0]
+	if p.State != "running" || p.ExecPID == 0 {
+		t.Fatalf("not running: %+v", p)
+	}
+	return p
 }

@@ -19,7 +19,11 @@ func buildRoot(s *Spec) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_SLAVE, ""); err != nil {
 		return fmt.Errorf("make / a slave mount: %w", err)
 	}
-	if err := unix.Mount("tmpfs", s.Root, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=755"); err != nil {
+	flags := uintptr(unix.MS_NOSUID | unix.MS_NODEV)
+	if s.RootSuid {
+		flags = unix.MS_NODEV
+	}
+	if err := unix.Mount("tmpfs", s.Root, "tmpfs", flags, "mode=755"); err != nil {
 		return fmt.Errorf("mount root tmpfs: %w", err)
 	}
 	for _, m := range s.Mounts {
@@ -40,7 +44,7 @@ func buildRoot(s *Spec) error {
 		if err := unix.Mount(dest, dest, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("read-only %s: %w", p, err)
 		}
-		if err := setAttr(dest, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC); err != nil {
+		if err := setAttr(dest, unix.MOUNT_ATTR_RDONLY|unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV|unix.MOUNT_ATTR_NOEXEC, 0); err != nil {
 			return fmt.Errorf("read-only %s: %w", p, err)
 		}
 	}
@@ -74,7 +78,11 @@ func mountOne(root string, m Mount) error {
 		if err := bind(m.Source, dest); err != nil {
 			return fmt.Errorf("mount %s: %w", m.Dest, err)
 		}
-		if err := setAttr(dest, attrs(m)); err != nil {
+		var clr uint64
+		if !m.NoSuid { // a privileged process's: no nosuid, even where the source's mount has it
+			clr = unix.MOUNT_ATTR_NOSUID
+		}
+		if err := setAttr(dest, attrs(m), clr); err != nil {
 			return fmt.Errorf("mount %s: %w", m.Dest, err)
 		}
 		if m.Shared {
@@ -175,14 +183,15 @@ func attrs(m Mount) uint64 {
 	return a
 }
 
-// setAttr applies attributes to the mount at dest and every mount below it.
-// Kernels without mount_setattr (before 5.12) get a remount of the top
-// mount only.
-func setAttr(dest string, a uint64) error {
-	if a == 0 {
+// setAttr sets the attributes a and clears those in clr on the mount at
+// dest and every mount below it. Kernels without mount_setattr (before
+// 5.12) get a remount of the top mount only, to a alone (which clears the
+// rest).
+func setAttr(dest string, a, clr uint64) error {
+	if a == 0 && clr == 0 {
 		return nil
 	}
-	err := unix.MountSetattr(-1, dest, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: a})
+	err := unix.MountSetattr(-1, dest, unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: a, Attr_clr: clr})
 	if !errors.Is(err, unix.ENOSYS) {
 		return err
 	}

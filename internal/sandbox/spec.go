@@ -13,10 +13,11 @@ package sandbox
 
 // Spec is everything the helper needs to confine and exec the executable.
 type Spec struct {
-	Root     string   `json:"root"`      // host directory the new root is assembled on (a tmpfs is mounted there)
-	Mounts   []Mount  `json:"mounts"`    // in order: shallower destinations first
-	Masked   []string `json:"masked"`    // paths hidden inside the root
-	ReadOnly []string `json:"read_only"` // paths made read-only inside the root
+	Root     string   `json:"root"`                // host directory the new root is assembled on (a tmpfs is mounted there)
+	RootSuid bool     `json:"root_suid,omitempty"` // the root's tmpfs honours set-user-ID bits (privileged: bpm drops nosuid from every mount); else nosuid
+	Mounts   []Mount  `json:"mounts"`              // in order: shallower destinations first
+	Masked   []string `json:"masked"`              // paths hidden inside the root
+	ReadOnly []string `json:"read_only"`           // paths made read-only inside the root
 
 	UID        int      `json:"uid"`
 	GID        int      `json:"gid"`
@@ -53,7 +54,7 @@ type Mount struct {
 	Dest     string `json:"dest"`
 	ReadOnly bool   `json:"ro,omitempty"`
 	NoExec   bool   `json:"noexec,omitempty"`
-	NoSuid   bool   `json:"nosuid,omitempty"`
+	NoSuid   bool   `json:"nosuid,omitempty"` // false on a bind clears a nosuid its source's mount has (privileged)
 	NoDev    bool   `json:"nodev,omitempty"`
 	Data     string `json:"data,omitempty"`   // file-system options, e.g. mode=755
 	Shared   bool   `json:"shared,omitempty"` // propagation shared inside the root

@@ -13,6 +13,9 @@ import (
 func (s *Spec) AppendJSON(b []byte) []byte {
 	o := jsonwire.Begin(b)
 	o.String("root", s.Root)
+	if s.RootSuid {
+		o.Bool("root_suid", true)
+	}
 	o.Key("mounts")
 	if s.Mounts == nil {
 		o.B = append(o.B, "null"...)
@@ -94,6 +97,8 @@ func ReadSpec(r *jsonwire.Reader) *Spec {
 		switch key {
 		case "root":
 			s.Root = r.String()
+		case "root_suid":
+			s.RootSuid = r.Bool()
 		case "mounts":
 			s.Mounts = readMounts(r)
 		case "masked":

@@ -56,7 +56,7 @@ func Build(l boshpath.Layout, p job.Process, o Options) (sandbox.Spec, []string,
 	}
 	s.OwnerUID, s.OwnerGID = uid, gid // bpm's directories belong to vcap, privileged or not
 	if priv {
-		s.Caps = sandbox.PrivilegedCaps()
+		s.Caps, s.RootSuid = sandbox.PrivilegedCaps(), true
 	} else {
 		nums, unknown := sandbox.CapNumbers(p.Capabilities)
 		if len(unknown) > 0 {
@@ -181,14 +181,17 @@ func mountTable(l boshpath.Layout, p job.Process) []sandbox.Mount {
 		}
 		ms = append(ms, m)
 	}
-	add(sandbox.Mount{Kind: sandbox.KindProc, Dest: "/proc", NoSuid: true, NoExec: true, NoDev: true})
-	add(sandbox.Mount{Kind: sandbox.KindTmpfs, Dest: "/dev", NoSuid: true, NoExec: true, Data: "mode=755"})
-	add(sandbox.Mount{Kind: sandbox.KindDevpts, Dest: "/dev/pts", NoSuid: true, NoExec: true, Data: "newinstance,ptmxmode=0666,mode=0620,gid=5"})
-	add(sandbox.Mount{Kind: sandbox.KindTmpfs, Dest: "/dev/shm", NoSuid: true, NoExec: true, NoDev: true, Data: "mode=1777"})
-	add(sandbox.Mount{Kind: sandbox.KindMqueue, Dest: "/dev/mqueue", NoSuid: true, NoExec: true, NoDev: true})
-	add(sandbox.Mount{Kind: sandbox.KindSysfs, Dest: "/sys", ReadOnly: true, NoSuid: true, NoExec: true, NoDev: true})
+	// A privileged process's mounts have no nosuid, as bpm drops it from
+	// every mount then (its root's too: Spec.RootSuid).
+	nosuid := !priv
+	add(sandbox.Mount{Kind: sandbox.KindProc, Dest: "/proc", NoSuid: nosuid, NoExec: true, NoDev: true})
+	add(sandbox.Mount{Kind: sandbox.KindTmpfs, Dest: "/dev", NoSuid: nosuid, NoExec: true, Data: "mode=755"})
+	add(sandbox.Mount{Kind: sandbox.KindDevpts, Dest: "/dev/pts", NoSuid: nosuid, NoExec: true, Data: "newinstance,ptmxmode=0666,mode=0620,gid=5"})
+	add(sandbox.Mount{Kind: sandbox.KindTmpfs, Dest: "/dev/shm", NoSuid: nosuid, NoExec: true, NoDev: true, Data: "mode=1777"})
+	add(sandbox.Mount{Kind: sandbox.KindMqueue, Dest: "/dev/mqueue", NoSuid: nosuid, NoExec: true, NoDev: true})
+	add(sandbox.Mount{Kind: sandbox.KindSysfs, Dest: "/sys", ReadOnly: true, NoSuid: nosuid, NoExec: true, NoDev: true})
 	for _, d := range []string{"null", "zero", "full", "random", "urandom", "tty"} {
-		ms = append(ms, sandbox.Mount{Kind: sandbox.KindBind, Source: "/dev/" + d, Dest: "/dev/" + d, NoSuid: true, NoExec: true})
+		ms = append(ms, sandbox.Mount{Kind: sandbox.KindBind, Source: "/dev/" + d, Dest: "/dev/" + d, NoSuid: nosuid, NoExec: true})
 	}
 	for dest, target := range map[string]string{"/dev/ptmx": "pts/ptmx", "/dev/fd": "/proc/self/fd",
 		"/dev/stdin": "/proc/self/fd/0", "/dev/stdout": "/proc/self/fd/1", "/dev/stderr": "/proc/self/fd/2"} {
