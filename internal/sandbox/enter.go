@@ -67,7 +67,8 @@ func (e *Entry) Close() error { return unix.Close(e.pidfd) }
 //
 // The namespaces are joined by one OS thread that forks cmd and is then
 // discarded (it is never unlocked, so it ends with its goroutine): the
-// calling program itself stays where it is.
+// calling program itself stays where it is. That thread is never the
+// main one (see startOnThread).
 func (e *Entry) Start(cmd *exec.Cmd) error {
 	if !strings.Contains(cmd.Path, "/") {
 		path, err := e.lookPath(cmd.Path, cmd.Env)
@@ -83,21 +84,41 @@ func (e *Entry) Start(cmd *exec.Cmd) error {
 	attr.Credential = &syscall.Credential{Uid: e.uid, Gid: e.gid, Groups: []uint32{}}
 	cmd.SysProcAttr = attr
 	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: see above
-		// A thread can change its mount namespace only once it no longer
-		// shares its root and working directory with the others.
-		if err := unix.Unshare(unix.CLONE_FS); err != nil {
-			done <- fmt.Errorf("enter process %d: unshare: %w", e.pid, err)
-			return
-		}
-		if err := unix.Setns(e.pidfd, nsKinds); err != nil {
-			done <- fmt.Errorf("enter process %d: setns: %w", e.pid, err)
-			return
-		}
-		done <- cmd.Start()
-	}()
+	go e.startOnThread(cmd, done)
 	return <-done
+}
+
+// startOnThread locks the calling goroutine to its thread, joins the
+// namespaces there and starts cmd, sending the outcome to done; the
+// thread is never unlocked, so the runtime ends it with the goroutine.
+// Except the main thread: Go keeps that one (wedged, unused) when its
+// goroutine ends locked, and the process's /proc/self (its mount table,
+// which the cgroups are found in; its namespaces) is the main thread's,
+// so it would show the sandbox's from then on: the daemon would find no
+// cgroup hierarchy for the starts that follow. On the main thread, it
+// holds the thread and does the work from a new goroutine, which the
+// runtime must run on another thread meanwhile.
+func (e *Entry) startOnThread(cmd *exec.Cmd, done chan<- error) {
+	runtime.LockOSThread() // never unlocked past the namespace change
+	if unix.Gettid() == unix.Getpid() {
+		elsewhere := make(chan error, 1)
+		go e.startOnThread(cmd, elsewhere)
+		err := <-elsewhere
+		runtime.UnlockOSThread() // its namespaces are untouched
+		done <- err
+		return
+	}
+	// A thread can change its mount namespace only once it no longer
+	// shares its root and working directory with the others.
+	if err := unix.Unshare(unix.CLONE_FS); err != nil {
+		done <- fmt.Errorf("enter process %d: unshare: %w", e.pid, err)
+		return
+	}
+	if err := unix.Setns(e.pidfd, nsKinds); err != nil {
+		done <- fmt.Errorf("enter process %d: setns: %w", e.pid, err)
+		return
+	}
+	done <- cmd.Start()
 }
 
 // lookPath finds name as execvp would in env's PATH, in the process's root
