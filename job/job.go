@@ -87,6 +87,11 @@ type Limits struct {
 	CPUWeight *uint64 // relative CPU share, 1..10000 (cgroup v2 cpu.weight; 100 is the default)
 	CPUQuota  *uint64 // CPU time as a percentage of one CPU, e.g. 150 for one and a half CPUs
 	CPUSet    string  // CPUs the process may run on, e.g. "0-1,4"; "" for all
+	// CPUSetMems are the memory nodes it may allocate on, in the same
+	// syntax; "" for all. Left out of the JSON when empty, so that the
+	// digest of a process without it (systemd's units) is what it was
+	// before the key existed.
+	CPUSetMems string `json:",omitempty"`
 }
 
 // Volume is an additional_volumes or unrestricted_volumes entry.
@@ -132,7 +137,8 @@ func (p Process) Equal(q Process) bool {
 func (l Limits) equal(m Limits) bool {
 	return ptrEqual(l.Memory, m.Memory) && ptrEqual(l.OpenFiles, m.OpenFiles) &&
 		ptrEqual(l.Processes, m.Processes) && ptrEqual(l.CoreFileSize, m.CoreFileSize) &&
-		ptrEqual(l.CPUWeight, m.CPUWeight) && ptrEqual(l.CPUQuota, m.CPUQuota) && l.CPUSet == m.CPUSet
+		ptrEqual(l.CPUWeight, m.CPUWeight) && ptrEqual(l.CPUQuota, m.CPUQuota) && l.CPUSet == m.CPUSet &&
+		l.CPUSetMems == m.CPUSetMems
 }
 
 func ptrEqual[T comparable](a, b *T) bool {

@@ -48,6 +48,7 @@ var limitsKeys = keyTable[Limits]{
 	{"cpu_weight", func(c *collector, n *yaml.Node, f string, l *Limits) { l.CPUWeight = optUint(c, n, f) }},
 	{"cpu_quota", func(c *collector, n *yaml.Node, f string, l *Limits) { l.CPUQuota = optUint(c, n, f) }},
 	{"cpuset", func(c *collector, n *yaml.Node, f string, l *Limits) { l.CPUSet = str(c, n, f) }},
+	{"cpuset_mems", func(c *collector, n *yaml.Node, f string, l *Limits) { l.CPUSetMems = str(c, n, f) }},
 }
 
 var volumeKeys = keyTable[Volume]{

@@ -192,6 +192,9 @@ func limits(kv func(k, v string), lim job.Limits) {
 	if lim.CPUSet != "" {
 		kv("AllowedCPUs", lim.CPUSet)
 	}
+	if lim.CPUSetMems != "" {
+		kv("AllowedMemoryNodes", lim.CPUSetMems)
+	}
 }
 
 // restartMode maps which exits are restarted. systemd's on-failure also
