@@ -58,8 +58,13 @@ type Process struct {
 	Restart   RestartSpec
 	DependsOn []Dependency
 	// Logs is vigil's `logs` key (bpm ignores it): log rotation by size.
-	Logs   LogRotation
-	Source Source
+	Logs LogRotation
+	// Isolation is vigil's `isolation` key (bpm ignores it): "" for bpm's
+	// sandbox (the key's "sandbox", its default), IsolationHost for the
+	// host's namespaces. Left out of the JSON when empty (see
+	// Limits.CPUSetMems).
+	Isolation string `json:",omitempty"`
+	Source    Source
 
 	at *origin // where the process was parsed; nil for a Process built by hand
 }
@@ -131,7 +136,7 @@ func (p Process) Equal(q Process) bool {
 		p.Unsafe.HostPIDNamespace == q.Unsafe.HostPIDNamespace &&
 		p.ShutdownSignal == q.ShutdownSignal && p.User == q.User &&
 		p.Health.equal(q.Health) && p.Restart.equal(q.Restart) && slices.Equal(p.DependsOn, q.DependsOn) &&
-		p.Logs == q.Logs
+		p.Logs == q.Logs && p.Isolation == q.Isolation
 }
 
 func (l Limits) equal(m Limits) bool {

@@ -32,7 +32,8 @@ var processKeys = keyTable[Process]{
 	{"health", func(c *collector, n *yaml.Node, f string, p *Process) { decodeMap(c, n, f, healthKeys, &p.Health) }},
 	{"restart", func(c *collector, n *yaml.Node, f string, p *Process) { decodeMap(c, n, f, restartKeys, &p.Restart) }},
 	{"depends_on", func(c *collector, n *yaml.Node, f string, p *Process) { p.DependsOn = dependencies(c, n, f) }},
-	{"logs", decodeLogs}, // vigil's own
+	{"logs", decodeLogs},           // vigil's own
+	{"isolation", decodeIsolation}, // vigil's own
 }
 
 var hooksKeys = keyTable[Hooks]{

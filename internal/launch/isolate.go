@@ -120,7 +120,7 @@ func (r *Runner) isolate(launch *procinit.Launch) (isolation, error) {
 			spec.Cgroups = g.Dirs()
 		}
 	}
-	if !p.Unsafe.HostPIDNamespace {
+	if !p.Unsafe.HostPIDNamespace && !p.Unisolated() {
 		iso.cloneFlags = unix.CLONE_NEWPID
 	}
 	launch.Sandbox = &spec

@@ -60,7 +60,7 @@ func TestEntryLeavesTheMainThread(t *testing.T) {
 		_, _ = unix.Wait4(pid, &ws, 0, nil)
 	})
 	e, err := Enter(pid)
-	if err != nil || e == nil {
+	if err != nil || e == nil || !e.Joins() {
 		t.Fatalf("Enter(%d) = %v, %v: want a way into its mount namespace", pid, e, err)
 	}
 	defer e.Close()
