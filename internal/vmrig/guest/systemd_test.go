@@ -46,6 +46,15 @@ var sdJobs = map[string]string{
   executable: /bin/sh
   args: ["-c", "echo boom; exit 1"]
 `,
+	// unisolated: the host's namespaces, its unit's limits.
+	"side": `processes:
+- name: side
+  executable: /bin/sh
+  args: ["-c", '` + termLoop + `']
+  isolation: host
+  capabilities: [NET_BIND_SERVICE]
+  limits: {memory: 64M, cpuset: "1", cpuset_mems: "0", cpu_weight: 50}
+`,
 }
 
 // TestSystemdBackend runs the systemd back end on the guest's systemd:
@@ -94,6 +103,7 @@ func TestSystemdBackend(t *testing.T) {
 	t.Run("output reaches bpm's log file and the journal", func(t *testing.T) { sdJournal(t, l) })
 	t.Run("start and stop through the control API, bpm and the monit API", func(t *testing.T) { sdActions(t, sdSock) })
 	t.Run("a crash loop backs off", sdBackoff)
+	t.Run("isolation: host runs in the host's namespaces, pinned and limited by its unit", func(t *testing.T) { sdHost(t, sdSock) })
 
 	cancel()
 	daemon.Wait()
