@@ -244,7 +244,7 @@ func changeLatency(t *testing.T, l boshpath.Layout, mode string) []time.Duration
 		}
 	}
 	for range 5 {
-		main, _ := strconv.Atoi(show(t, "vigil-worker-loop.service", "MainPID")[0]) // vigil exec
+		main := workerMain(t, l)
 		began := time.Now()
 		if err := unix.Kill(main, unix.SIGKILL); err != nil {
 			t.Fatal(err)
@@ -261,6 +261,23 @@ func changeLatency(t *testing.T, l boshpath.Layout, mode string) []time.Duration
 		}
 	}
 	return out
+}
+
+// workerMain is worker/loop's main process, vigil exec, started again when
+// the unit has none (between a restart's stop and its start, systemd's
+// MainPID is 0, and a kill of 0 would take the rig's own process group).
+func workerMain(t *testing.T, l boshpath.Layout) int {
+	t.Helper()
+	if main := mainPID(t, "vigil-worker-loop.service"); main > 1 {
+		return main
+	}
+	actOn(t, l.ControlSocket(), control.ActionStart, "worker")
+	main := mainPID(t, "vigil-worker-loop.service")
+	if main <= 1 {
+		t.Fatalf("worker/loop has no main process after its start: %v",
+			show(t, "vigil-worker-loop.service", "ActiveState", "SubState", "MainPID"))
+	}
+	return main
 }
 
 // actOn is act for another root's daemon.
