@@ -172,6 +172,11 @@ type ProcessStatus struct {
 	RetryAt time.Time `json:"retry_at,omitzero"`
 	// MemoryLimitBytes is the configured limits.memory; 0 for none.
 	MemoryLimitBytes int64 `json:"memory_limit_bytes,omitempty"`
+	// Isolation is what bpm.yml's isolation key asks for a bpm process:
+	// "sandbox" (bpm's, the default) or "host" (unisolated, in the host's
+	// namespaces); "" for what is not a bpm process (a monit check's
+	// program). Warnings say what of it this machine does not enforce.
+	Isolation string `json:"isolation,omitempty"`
 }
 
 // Usage is a running process's resource use, its descendants included,

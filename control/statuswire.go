@@ -121,6 +121,8 @@ func readProcess(r *jsonwire.Reader) ProcessStatus {
 			p.RetryAt = r.Time()
 		case "memory_limit_bytes":
 			p.MemoryLimitBytes = r.Int()
+		case "isolation":
+			p.Isolation = r.String()
 		default:
 			r.Skip()
 		}

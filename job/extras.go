@@ -21,6 +21,9 @@ func checkExtras(c *collector, p *Process) {
 	if s := p.Limits.CPUSet; s != "" && !validCPUSet(s) {
 		c.check(p.field("limits.cpuset"), nil, "cpuset must be a list of CPUs and ranges such as \"0-1,4\", but got %q", s)
 	}
+	if s := p.Limits.CPUSetMems; s != "" && !validCPUSet(s) {
+		c.check(p.field("limits.cpuset_mems"), nil, "cpuset_mems must be a list of memory nodes and ranges such as \"0\" or \"0-1\", but got %q", s)
+	}
 }
 
 // validCPUSet tells whether s is a cpuset list: CPUs (N) and ranges

@@ -58,8 +58,13 @@ type Process struct {
 	Restart   RestartSpec
 	DependsOn []Dependency
 	// Logs is vigil's `logs` key (bpm ignores it): log rotation by size.
-	Logs   LogRotation
-	Source Source
+	Logs LogRotation
+	// Isolation is vigil's `isolation` key (bpm ignores it): "" for bpm's
+	// sandbox (the key's "sandbox", its default), IsolationHost for the
+	// host's namespaces. Left out of the JSON when empty (see
+	// Limits.CPUSetMems).
+	Isolation string `json:",omitempty"`
+	Source    Source
 
 	at *origin // where the process was parsed; nil for a Process built by hand
 }
@@ -87,6 +92,11 @@ type Limits struct {
 	CPUWeight *uint64 // relative CPU share, 1..10000 (cgroup v2 cpu.weight; 100 is the default)
 	CPUQuota  *uint64 // CPU time as a percentage of one CPU, e.g. 150 for one and a half CPUs
 	CPUSet    string  // CPUs the process may run on, e.g. "0-1,4"; "" for all
+	// CPUSetMems are the memory nodes it may allocate on, in the same
+	// syntax; "" for all. Left out of the JSON when empty, so that the
+	// digest of a process without it (systemd's units) is what it was
+	// before the key existed.
+	CPUSetMems string `json:",omitempty"`
 }
 
 // Volume is an additional_volumes or unrestricted_volumes entry.
@@ -126,13 +136,14 @@ func (p Process) Equal(q Process) bool {
 		p.Unsafe.HostPIDNamespace == q.Unsafe.HostPIDNamespace &&
 		p.ShutdownSignal == q.ShutdownSignal && p.User == q.User &&
 		p.Health.equal(q.Health) && p.Restart.equal(q.Restart) && slices.Equal(p.DependsOn, q.DependsOn) &&
-		p.Logs == q.Logs
+		p.Logs == q.Logs && p.Isolation == q.Isolation
 }
 
 func (l Limits) equal(m Limits) bool {
 	return ptrEqual(l.Memory, m.Memory) && ptrEqual(l.OpenFiles, m.OpenFiles) &&
 		ptrEqual(l.Processes, m.Processes) && ptrEqual(l.CoreFileSize, m.CoreFileSize) &&
-		ptrEqual(l.CPUWeight, m.CPUWeight) && ptrEqual(l.CPUQuota, m.CPUQuota) && l.CPUSet == m.CPUSet
+		ptrEqual(l.CPUWeight, m.CPUWeight) && ptrEqual(l.CPUQuota, m.CPUQuota) && l.CPUSet == m.CPUSet &&
+		l.CPUSetMems == m.CPUSetMems
 }
 
 func ptrEqual[T comparable](a, b *T) bool {

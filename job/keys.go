@@ -32,7 +32,8 @@ var processKeys = keyTable[Process]{
 	{"health", func(c *collector, n *yaml.Node, f string, p *Process) { decodeMap(c, n, f, healthKeys, &p.Health) }},
 	{"restart", func(c *collector, n *yaml.Node, f string, p *Process) { decodeMap(c, n, f, restartKeys, &p.Restart) }},
 	{"depends_on", func(c *collector, n *yaml.Node, f string, p *Process) { p.DependsOn = dependencies(c, n, f) }},
-	{"logs", decodeLogs}, // vigil's own
+	{"logs", decodeLogs},           // vigil's own
+	{"isolation", decodeIsolation}, // vigil's own
 }
 
 var hooksKeys = keyTable[Hooks]{
@@ -48,6 +49,7 @@ var limitsKeys = keyTable[Limits]{
 	{"cpu_weight", func(c *collector, n *yaml.Node, f string, l *Limits) { l.CPUWeight = optUint(c, n, f) }},
 	{"cpu_quota", func(c *collector, n *yaml.Node, f string, l *Limits) { l.CPUQuota = optUint(c, n, f) }},
 	{"cpuset", func(c *collector, n *yaml.Node, f string, l *Limits) { l.CPUSet = str(c, n, f) }},
+	{"cpuset_mems", func(c *collector, n *yaml.Node, f string, l *Limits) { l.CPUSetMems = str(c, n, f) }},
 }
 
 var volumeKeys = keyTable[Volume]{

@@ -73,6 +73,7 @@ func checkProcess(c *collector, l boshpath.Layout, p *Process) {
 	}
 	checkExtras(c, p)
 	checkStartable(c, l, p)
+	checkIsolation(c, p)
 	checkLogs(c, p)
 	checkHealth(c, p)
 	for _, k := range slices.Sorted(maps.Keys(p.Env)) {

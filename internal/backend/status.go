@@ -49,14 +49,22 @@ func ProcessStatus(s supervise.Status) control.ProcessStatus {
 	return ps
 }
 
-// MemoryLimit is the limits.memory of process of j in bytes, 0 when it
-// has none (or j has no such process).
-func MemoryLimit(j *job.Job, process string) int64 {
+// Configured fills the parts of ps that the configuration of its process
+// in j says: its limits.memory in bytes (0 without one) and its isolation
+// ("sandbox" or "host"). A j without the process leaves them empty.
+func Configured(ps *control.ProcessStatus, j *job.Job) {
 	if j == nil {
-		return 0
+		return
 	}
-	if p, ok := j.Process(process); ok && p.Limits.Memory != nil {
-		return int64(min(*p.Limits.Memory, 1<<63-1))
+	p, ok := j.Process(ps.Process)
+	if !ok {
+		return
 	}
-	return 0
+	if p.Limits.Memory != nil {
+		ps.MemoryLimitBytes = int64(min(*p.Limits.Memory, 1<<63-1))
+	}
+	ps.Isolation = job.IsolationSandbox
+	if p.Unisolated() {
+		ps.Isolation = job.IsolationHost
+	}
 }

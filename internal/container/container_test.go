@@ -122,12 +122,7 @@ func TestReadyAndDrainAll(t *testing.T) {
 // namespace: SIGTERM must run the drain while the process still runs, then
 // stop it, exit 0 and leave nothing; an orphan that falls to PID 1 is reaped.
 func TestContainerAsPID1(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root for a new PID namespace (unshare --pid)")
-	}
-	if _, err := exec.LookPath("unshare"); err != nil {
-		t.Skip("needs unshare from util-linux")
-	}
+	needUnshare(t)
 	bin := buildVigil(t)
 	root := t.TempDir()
 	events := filepath.Join(root, "events")
@@ -323,6 +318,18 @@ func killNamespace(t *testing.T, unshare *exec.Cmd) {
 		unshare.Process.Kill()
 		unshare.Wait()
 	})
+}
+
+// needUnshare skips t unless it can run a container's command as PID 1
+// of namespaces of its own (unshare, as root).
+func needUnshare(t *testing.T) {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("needs root for a container's namespaces (unshare)")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("needs unshare from util-linux")
+	}
 }
 
 // childOf returns the only child of pid.

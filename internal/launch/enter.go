@@ -12,8 +12,8 @@ import (
 
 // Confinement is where commands started for a running executable run, as
 // runc exec runs them for bpm: inside its sandbox (namespaces, root, user;
-// see sandbox.Entry), or on the host when it has none (isolation off, or
-// host-level).
+// see sandbox.Entry), on the host as its user (isolation: host), or on the
+// host as the caller when it has neither (isolation off).
 type Confinement struct{ entry *sandbox.Entry }
 
 // ConfinementOf is the confinement of the executable with host pid exe.
@@ -26,8 +26,9 @@ func ConfinementOf(exe int) (*Confinement, error) {
 	return &Confinement{entry: e}, nil
 }
 
-// Confined reports whether commands start inside a sandbox.
-func (c *Confinement) Confined() bool { return c.entry != nil }
+// Confined reports whether commands start inside a sandbox, and so see
+// the job's directories where the sandbox mounts them (below /var/vcap).
+func (c *Confinement) Confined() bool { return c.entry != nil && c.entry.Joins() }
 
 // Start starts cmd in the confinement. cmd.Path may be a bare name, looked
 // up in the PATH of cmd.Env where cmd runs. The caller waits for cmd.

@@ -106,7 +106,7 @@ func (r *Runner) isolate(launch *procinit.Launch) (isolation, error) {
 	}
 	var iso isolation
 	lim := cgroup.Limits{Memory: p.Limits.Memory, Pids: p.Limits.Processes,
-		CPUWeight: p.Limits.CPUWeight, CPUQuota: p.Limits.CPUQuota, CPUSet: p.Limits.CPUSet}
+		CPUWeight: p.Limits.CPUWeight, CPUQuota: p.Limits.CPUQuota, CPUSet: p.Limits.CPUSet, CPUSetMems: p.Limits.CPUSetMems}
 	if !r.opts.NoCgroup {
 		g, cw, err := cgroup.Create(cgroupName(l.Root(), p.Job, p.Name, r.instanceID()), lim)
 		if err != nil {
@@ -120,7 +120,7 @@ func (r *Runner) isolate(launch *procinit.Launch) (isolation, error) {
 			spec.Cgroups = g.Dirs()
 		}
 	}
-	if !p.Unsafe.HostPIDNamespace {
+	if !p.Unsafe.HostPIDNamespace && !p.Unisolated() {
 		iso.cloneFlags = unix.CLONE_NEWPID
 	}
 	launch.Sandbox = &spec

@@ -42,12 +42,13 @@ func TestProcessMetrics(t *testing.T) {
 	st := control.Status{
 		Processes: []control.ProcessStatus{
 			{Job: "web", Process: "server", State: "running", Wanted: "up", Ready: true, Restarts: 3, Since: since, MemoryLimitBytes: 1 << 30,
-				LastExit: &control.Exit{Signal: "SIGKILL", OOM: true},
-				Usage:    &control.Usage{CPUSeconds: 1.5, RSSBytes: 4096, OpenFDs: 9, Processes: 2},
+				Isolation: "host",
+				LastExit:  &control.Exit{Signal: "SIGKILL", OOM: true},
+				Usage:     &control.Usage{CPUSeconds: 1.5, RSSBytes: 4096, OpenFDs: 9, Processes: 2},
 				Probes: []control.ProbeResult{{Role: "liveness", OK: true, LatencyMS: 2.5},
 					{Role: "readiness", OK: false, LatencyMS: 1000}},
 				Output: control.Output{DroppedStderr: 77, RotationFailures: 4}},
-			{Job: "web", Process: "worker", State: "backoff", Wanted: "up", LastExit: &control.Exit{Code: 3}},
+			{Job: "web", Process: "worker", State: "backoff", Wanted: "up", LastExit: &control.Exit{Code: 3}, Isolation: "sandbox"},
 			{Job: "db", Process: "pg", State: "failed", Wanted: "up", Unmonitored: true, LastExit: &control.Exit{Error: "no such file"}},
 			{Job: "db", Process: "admin", State: "stopped", Wanted: "down"},
 		},
@@ -94,6 +95,8 @@ func TestProcessMetrics(t *testing.T) {
 		{"vigil_process_exits_total", append(server, "reason", "spawn_error"), 1},
 		{"vigil_process_exits_total", append(server, "reason", "stop"), 1},
 		{"vigil_process_memory_limit_bytes", server, 1 << 30},
+		{"vigil_process_isolation_info", append(server, "isolation", "host"), 1},
+		{"vigil_process_isolation_info", append(worker, "isolation", "sandbox"), 1},
 		{"vigil_process_start_time_seconds", server, 1_800_000_000.5},
 		{"vigil_process_cpu_seconds_total", server, 1.5},
 		{"vigil_process_resident_memory_bytes", server, 4096},
@@ -130,7 +133,8 @@ func TestProcessMetrics(t *testing.T) {
 		{"vigil_process_last_exit_code", []string{"bosh_process", "pg"}}, // it never ran
 		{"vigil_process_resident_memory_bytes", worker},
 		{"vigil_process_start_time_seconds", worker},
-		{"vigil_process_memory_limit_bytes", worker}, // it has none
+		{"vigil_process_memory_limit_bytes", worker},                     // it has none
+		{"vigil_process_isolation_info", []string{"bosh_process", "pg"}}, // not a bpm process
 	} {
 		if v, ok := metricstest.Value(fams, absent.name, absent.labels...); ok {
 			t.Errorf("%s%v = %v, want no sample", absent.name, absent.labels, v)

@@ -24,7 +24,7 @@ const (
 // bosh_process, in one exposition.
 type families struct {
 	up, state, ready, wanted, restarts, exit, exits, start, cpu, rss, memLimit, fds, tasks, probeOK, probeLat,
-	dropped, rotFailed *promtext.Family
+	dropped, rotFailed, isolation *promtext.Family
 }
 
 func newFamilies(s *promtext.Set) families {
@@ -47,6 +47,7 @@ func newFamilies(s *promtext.Set) families {
 		dropped:  s.Counter("vigil_process_output_dropped_bytes_total", "Output the log could not take, by stream."),
 		rotFailed: s.Counter("vigil_process_log_rotation_failures_total",
 			"Rotations of the process's logs (the logs key) that failed; the output went on into the file it had."),
+		isolation: s.Gauge("vigil_process_isolation_info", "Always 1: the isolation bpm.yml asks for the process, sandbox (bpm's) or host (unisolated, in the host's namespaces). Absent for what is not a bpm process."),
 	}
 }
 
@@ -101,6 +102,9 @@ func (f families) add(p control.ProcessStatus, exits [reasonCount]int) {
 	}
 	if p.MemoryLimitBytes > 0 {
 		k.add(f.memLimit, float64(p.MemoryLimitBytes))
+	}
+	if p.Isolation != "" {
+		k.addWith(f.isolation, 1, "isolation", p.Isolation)
 	}
 	for _, r := range p.Probes {
 		k.addWith(f.probeOK, bool01(r.OK), "role", r.Role)

@@ -16,8 +16,10 @@ import (
 // Entry is the way into the confinement of a running process, for what
 // runc exec gives bpm (bpm shell, exec health probes): its mount, IPC, UTS
 // and PID namespaces (so its root of bind mounts and its processes), and
-// its user and group. It holds the process by a pidfd, so a recycled pid is
-// never entered. Close releases it.
+// its user and group. A process in the caller's namespaces that runs as
+// another user (isolation: host) is entered by its user and group alone.
+// It holds the process by a pidfd, so a recycled pid is never entered.
+// Close releases it.
 //
 // A command started through an Entry does not get the process's seccomp
 // filter, no_new_privs or cgroup; it has no capabilities unless it runs as
@@ -26,14 +28,15 @@ type Entry struct {
 	pid      int
 	pidfd    int
 	uid, gid uint32
+	join     bool // the process has namespaces of its own, which Start joins
 }
 
 // nsKinds are the namespaces an Entry joins.
 const nsKinds = unix.CLONE_NEWNS | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWPID
 
 // Enter opens the way into the confinement of the process pid. It returns
-// nil and no error when pid shares the caller's mount namespace (nothing
-// to enter: not isolated, or host-level).
+// nil and no error when pid shares the caller's mount namespace and runs
+// as the caller's real user and group (nothing to enter: not isolated).
 func Enter(pid int) (*Entry, error) {
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
@@ -50,12 +53,17 @@ func Enter(pid int) (*Entry, error) {
 			err = fmt.Errorf("process %d: %w", pid, err)
 		}
 	}
-	if err != nil || same {
+	e.join = !same
+	if err != nil || same && int(e.uid) == os.Getuid() && int(e.gid) == os.Getgid() {
 		unix.Close(fd)
 		return nil, err
 	}
 	return e, nil
 }
+
+// Joins reports whether commands start in namespaces of the process's
+// own (a sandbox), rather than the caller's.
+func (e *Entry) Joins() bool { return e.join }
 
 // Close releases the process.
 func (e *Entry) Close() error { return unix.Close(e.pidfd) }
@@ -67,7 +75,8 @@ func (e *Entry) Close() error { return unix.Close(e.pidfd) }
 //
 // The namespaces are joined by one OS thread that forks cmd and is then
 // discarded (it is never unlocked, so it ends with its goroutine): the
-// calling program itself stays where it is.
+// calling program itself stays where it is. That thread is never the
+// main one (see startOnThread).
 func (e *Entry) Start(cmd *exec.Cmd) error {
 	if !strings.Contains(cmd.Path, "/") {
 		path, err := e.lookPath(cmd.Path, cmd.Env)
@@ -82,22 +91,45 @@ func (e *Entry) Start(cmd *exec.Cmd) error {
 	}
 	attr.Credential = &syscall.Credential{Uid: e.uid, Gid: e.gid, Groups: []uint32{}}
 	cmd.SysProcAttr = attr
+	if !e.join {
+		return cmd.Start()
+	}
 	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: see above
-		// A thread can change its mount namespace only once it no longer
-		// shares its root and working directory with the others.
-		if err := unix.Unshare(unix.CLONE_FS); err != nil {
-			done <- fmt.Errorf("enter process %d: unshare: %w", e.pid, err)
-			return
-		}
-		if err := unix.Setns(e.pidfd, nsKinds); err != nil {
-			done <- fmt.Errorf("enter process %d: setns: %w", e.pid, err)
-			return
-		}
-		done <- cmd.Start()
-	}()
+	go e.startOnThread(cmd, done)
 	return <-done
+}
+
+// startOnThread locks the calling goroutine to its thread, joins the
+// namespaces there and starts cmd, sending the outcome to done; the
+// thread is never unlocked, so the runtime ends it with the goroutine.
+// Except the main thread: Go keeps that one (wedged, unused) when its
+// goroutine ends locked, and the process's /proc/self (its mount table,
+// which the cgroups are found in; its namespaces) is the main thread's,
+// so it would show the sandbox's from then on: the daemon would find no
+// cgroup hierarchy for the starts that follow. On the main thread, it
+// holds the thread and does the work from a new goroutine, which the
+// runtime must run on another thread meanwhile.
+func (e *Entry) startOnThread(cmd *exec.Cmd, done chan<- error) {
+	runtime.LockOSThread() // never unlocked past the namespace change
+	if unix.Gettid() == unix.Getpid() {
+		elsewhere := make(chan error, 1)
+		go e.startOnThread(cmd, elsewhere)
+		err := <-elsewhere
+		runtime.UnlockOSThread() // its namespaces are untouched
+		done <- err
+		return
+	}
+	// A thread can change its mount namespace only once it no longer
+	// shares its root and working directory with the others.
+	if err := unix.Unshare(unix.CLONE_FS); err != nil {
+		done <- fmt.Errorf("enter process %d: unshare: %w", e.pid, err)
+		return
+	}
+	if err := unix.Setns(e.pidfd, nsKinds); err != nil {
+		done <- fmt.Errorf("enter process %d: setns: %w", e.pid, err)
+		return
+	}
+	done <- cmd.Start()
 }
 
 // lookPath finds name as execvp would in env's PATH, in the process's root

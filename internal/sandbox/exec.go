@@ -69,8 +69,10 @@ func confine(s *Spec) error {
 		}
 	}
 	lastCap := lastCapability()
-	if err := buildRoot(s); err != nil {
-		return err
+	if !s.Host {
+		if err := buildRoot(s); err != nil {
+			return err
+		}
 	}
 	if err := os.Chdir(s.Dir); err != nil {
 		return fmt.Errorf("workdir: %w", err)

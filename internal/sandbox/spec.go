@@ -33,6 +33,21 @@ type Spec struct {
 	Args []string `json:"args"`
 	Env  []string `json:"env"`
 	Dir  string   `json:"dir"`
+
+	// Host runs the executable in the helper's starter's namespaces, on
+	// the host's file system (vigil's isolation: host): no new namespace,
+	// no root (Root, Mounts, Masked and ReadOnly are unused); the cgroup,
+	// rlimits, identity, capabilities and no_new_privs still apply.
+	Host bool `json:"host,omitempty"`
+}
+
+// Namespaces are the clone flags the helper is created with:
+// CloneFlags, or none for a Host spec.
+func (s *Spec) Namespaces() uintptr {
+	if s.Host {
+		return 0
+	}
+	return CloneFlags
 }
 
 // Mount kinds.

@@ -58,6 +58,9 @@ func (s *Spec) AppendJSON(b []byte) []byte {
 	o.Strings("args", s.Args)
 	o.Strings("env", s.Env)
 	o.String("dir", s.Dir)
+	if s.Host {
+		o.Bool("host", true)
+	}
 	return o.End()
 }
 
@@ -127,6 +130,8 @@ func ReadSpec(r *jsonwire.Reader) *Spec {
 			s.Env = r.Strings()
 		case "dir":
 			s.Dir = r.String()
+		case "host":
+			s.Host = r.Bool()
 		default:
 			r.Skip()
 		}

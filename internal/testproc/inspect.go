@@ -67,8 +67,9 @@ func more(behaviour string, rep reporter) (int, bool) {
 }
 
 // inspect reports, one "see ..." line each, what the process is and what
-// it can do: ids, capabilities, no_new_privs and seccomp from
-// /proc/self/status, rlimits, writes, directory listings, and two probes of
+// it can do: ids, capabilities, no_new_privs, seccomp, its pids in each
+// PID namespace and its CPUs and memory nodes from /proc/self/status, its
+// namespaces (ns/mnt, ns/pid, ns/ipc, ns/uts), rlimits, writes, directory listings, and two probes of
 // the seccomp filter, its working directory and its bpm environment
 // (TMPDIR HOME PATH).
 func inspect(rep reporter) {
@@ -79,10 +80,15 @@ func inspect(rep reporter) {
 		for _, line := range strings.Split(string(b), "\n") {
 			k, v, _ := strings.Cut(line, ":")
 			switch k {
-			case "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs", "Seccomp":
+			case "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs", "Seccomp",
+				"NSpid", "Cpus_allowed_list", "Mems_allowed_list":
 				rep.send("see %s %s", k, strings.TrimSpace(v))
 			}
 		}
+	}
+	for _, ns := range []string{"mnt", "pid", "ipc", "uts"} {
+		link, _ := os.Readlink("/proc/self/ns/" + ns)
+		rep.send("see ns/%s %s", ns, link)
 	}
 	for name, res := range map[string]int{"nofile": syscall.RLIMIT_NOFILE, "core": syscall.RLIMIT_CORE} {
 		var rl syscall.Rlimit

@@ -33,8 +33,8 @@ var scenarios = []scenario{
 	{name: "target", pkg: "./internal/vmrig/guest", run: "^TestGuestIsTheTarget$"},
 	{name: "cgroup-v2", pkg: "./internal/sandbox/cgroup"},
 	{name: "sandbox", pkg: "./internal/sandbox"},
-	{name: "proc-isolation", pkg: "./internal/launch", run: "Sandbox|NoIsolation"},
-	{name: "daemon-isolation", pkg: "./internal/backend/daemon", run: "Sandbox|OOM|Enter"},
+	{name: "proc-isolation", pkg: "./internal/launch", run: "Sandbox|NoIsolation|HostIsolation"},
+	{name: "daemon-isolation", pkg: "./internal/backend/daemon", run: "Sandbox|OOM|Enter|HostIsolation"},
 	// The release's side first: it leaves the guest as it found it.
 	{name: "stemcell-release", pkg: "./internal/vmrig/guest", run: "^TestStemcellRelease$", prepare: renderRelease},
 	{name: "stemcell-service", pkg: "./internal/vmrig/guest", run: "^TestStemcellService$"},

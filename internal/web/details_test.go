@@ -12,15 +12,16 @@ import (
 
 // TestStateDetails: the page says when the last exit was, when a backoff
 // tries again, every probe's result on the page itself (not in a hover),
-// a stop that was asked for apart from a failure, the memory limit, and
-// enables only the buttons a state can use.
+// a stop that was asked for apart from a failure, the memory limit, a
+// process that runs unisolated (isolation: host), and enables only the
+// buttons a state can use.
 func TestStateDetails(t *testing.T) {
 	fb, l := newFake(t)
 	now := time.Now()
 	fb.st.Processes = []control.ProcessStatus{
 		{Job: "app", Process: "server", State: "running", Wanted: "up", PID: 42, Since: now.Add(-time.Minute),
 			LastExit:         &control.Exit{Description: "exited with code 1", At: now.Add(-(4*time.Minute + 11*time.Second))},
-			MemoryLimitBytes: 512 << 20, Usage: &control.Usage{RSSBytes: 100 << 20},
+			MemoryLimitBytes: 512 << 20, Usage: &control.Usage{RSSBytes: 100 << 20}, Isolation: "host",
 			Probes: []control.ProbeResult{{Role: "liveness", OK: false, Failures: 2, LatencyMS: 1000, Message: "connection refused"},
 				{Role: "readiness", OK: true, LatencyMS: 0.5}}},
 		{Job: "app", Process: "loop", State: "backoff", Wanted: "up", RetryAt: now.Add(90 * time.Second)},
@@ -58,7 +59,8 @@ func TestStateDetails(t *testing.T) {
 	}{
 		{"server", []string{`exited with code 1 <span class="ago" data-age-ms="251`, "4m 11s ago",
 			`<li class="bad">liveness: failing (2 in a row), 1000.0 ms: connection refused</li>`,
-			`<li class="ok">readiness: ok, 0.5 ms</li>`, `<span class="limit">of 512.0 MiB</span>`, `data-limit="536870912"`}, "stop,restart"},
+			`<li class="ok">readiness: ok, 0.5 ms</li>`, `<span class="limit">of 512.0 MiB</span>`, `data-limit="536870912"`,
+			`>server</a> <span class="tag" title="isolation: host: it runs in the host's namespaces, outside bpm's sandbox">unisolated</span>`}, "stop,restart"},
 		{"loop", []string{`next try in <span class="countdown" data-in-ms="`}, "start,stop,restart"},
 		{"done", []string{`data-why="by an operator"`, `<span class="why">by an operator</span>`}, "start"},
 		{"once", []string{`data-why="not restarted"`}, "start,stop,restart"},
@@ -76,6 +78,9 @@ func TestStateDetails(t *testing.T) {
 	}
 	if !regexp.MustCompile(`data-in-ms="(89\d{3}|90000)">1m (29|30)s<`).MatchString(row("loop")) {
 		t.Errorf("backoff countdown:\n%s", row("loop"))
+	}
+	if n := strings.Count(page, ">unisolated</span>"); n != 1 {
+		t.Errorf("%d processes marked unisolated, want server alone", n)
 	}
 	if strings.Contains(page, ` title="liveness`) {
 		t.Error("probe results are still in a hover title")

@@ -50,6 +50,7 @@ type procView struct {
 	// "gave up" for a failure.
 	Why         string
 	Unmonitored bool
+	Unisolated  bool // isolation: host: in the host's namespaces, not bpm's sandbox
 	PID         string
 	Uptime      string // "" unless running
 	AgeMS       int64  // age of Uptime at render, for the page's ticking clock
@@ -219,7 +220,7 @@ func plural(n int, word string) string {
 // procViewOf formats one process's status at now.
 func procViewOf(ps control.ProcessStatus, token string, now time.Time) procView {
 	pv := procView{Job: ps.Job, Process: ps.Process, Token: token, State: ps.State, Unmonitored: ps.Unmonitored,
-		Restarts: ps.Restarts, Health: ps.Health, Warnings: ps.Warnings, can: canOf(ps),
+		Restarts: ps.Restarts, Health: ps.Health, Warnings: ps.Warnings, can: canOf(ps), Unisolated: ps.Isolation == "host",
 		PID: "—", LastExit: "—", Memory: "—", CPU: "—"}
 	switch {
 	case ps.State == "stopped" && ps.Wanted == "down":

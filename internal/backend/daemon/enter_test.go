@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -29,30 +30,38 @@ func TestExecProbeRunsInsideTheSandbox(t *testing.T) {
       period: 50ms
 `)
 	write("other", "processes:\n- name: other\n  executable: /bin/sleep\n  args: [\"1000\"]\n  user: nobody\n")
-	d := runIsolated(t, r)
-	web := func() control.ProcessStatus {
+	awaitReady(t, runIsolated(t, r), "web")
+}
+
+// awaitReady waits until the daemon's process of job is ready, and
+// returns its status; it fails t with the status (and the process's
+// stderr log) after a minute, a failure guard only.
+func awaitReady(t *testing.T, d *Daemon, job string) control.ProcessStatus {
+	t.Helper()
+	of := func() control.ProcessStatus {
 		st, _ := d.Status(context.Background())
 		for _, p := range st.Processes {
-			if p.Job == "web" {
+			if p.Job == job {
 				return p
 			}
 		}
 		return control.ProcessStatus{}
 	}
-	guard := time.After(time.Minute) // a failure guard only
+	guard := time.After(time.Minute)
 	for {
 		changed := d.Changes()
-		if web().Ready {
-			return
+		if p := of(); p.Ready {
+			return p
 		}
 		select {
 		case <-changed:
 		case <-guard:
-			p := web()
+			p := of()
+			stderr, _ := os.ReadFile(d.cfg.Layout.StderrLog(job, p.Process))
 			if p.LastExit != nil {
-				t.Fatalf("never ready: %+v, last exit %+v", p, *p.LastExit)
+				t.Fatalf("never ready: %+v, last exit %+v; its stderr: %s", p, *p.LastExit, stderr)
 			}
-			t.Fatalf("never ready: %+v", p)
+			t.Fatalf("never ready: %+v; its stderr: %s", p, stderr)
 		}
 	}
 }

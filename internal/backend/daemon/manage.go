@@ -28,7 +28,7 @@ func (d *Daemon) Status(context.Context) (control.Status, error) {
 	if d.tree != nil {
 		for _, s := range d.tree.List() {
 			ps := backend.ProcessStatus(s.Status())
-			ps.MemoryLimitBytes = backend.MemoryLimit(cur.jobs[ps.Job], ps.Process)
+			backend.Configured(&ps, cur.jobs[ps.Job])
 			st.Processes = append(st.Processes, ps)
 		}
 	}

@@ -38,7 +38,7 @@ func (d *Driver) read(ctx context.Context) (control.Status, []unitState, error) 
 	for i, s := range cur.services {
 		in[i] = states[s.unit]
 		ps := d.processStatus(s, in[i])
-		ps.MemoryLimitBytes = backend.MemoryLimit(cur.jobs[s.job], s.proc)
+		backend.Configured(&ps, cur.jobs[s.job])
 		st.Processes = append(st.Processes, ps)
 	}
 	if err := d.usage.Fill(st.Processes); err != nil {

@@ -124,8 +124,15 @@ func Service(l boshpath.Layout, j *job.Job, p job.Process, o Options) Unit {
 		kv("Type", "exec")
 	}
 	// No User=: vigil exec must build the sandbox as root, and the sandbox
-	// runs the executable as the bpm user with its capabilities only.
-	b.WriteString("# The executable runs as " + userOf(p.User) + " (vigil's sandbox); vigil exec as root.\n")
+	// runs the executable as the bpm user with its capabilities only. No
+	// sandboxing property either, for isolation: host too: vigil exec's
+	// init runs the executable in the unit's namespaces then, with the
+	// user, capabilities and limits the sandbox would give it.
+	where := "vigil's sandbox"
+	if p.Unisolated() {
+		where = "the host's namespaces, unisolated: isolation: host"
+	}
+	b.WriteString("# The executable runs as " + userOf(p.User) + " (" + where + "); vigil exec as root.\n")
 	for _, e := range p.Environ(l) {
 		kv("Environment", quote(e, false))
 	}
@@ -191,6 +198,9 @@ func limits(kv func(k, v string), lim job.Limits) {
 	}
 	if lim.CPUSet != "" {
 		kv("AllowedCPUs", lim.CPUSet)
+	}
+	if lim.CPUSetMems != "" {
+		kv("AllowedMemoryNodes", lim.CPUSetMems)
 	}
 }
 

@@ -134,7 +134,7 @@ func TestVerify(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, d := range []string{"data/full", "jobs/minimal", "jobs/cloud-controller", "jobs/full"} {
+	for _, d := range []string{"data/full", "jobs/minimal", "jobs/cloud-controller", "jobs/full", "jobs/host"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -203,4 +203,38 @@ func TestReadinessMakesNotify(t *testing.T) {
 			t.Errorf("%s: an [Install] section or a User= in\n%s", c.name, u.Text)
 		}
 	}
+}
+
+// TestHostIsolationUnit: a process under isolation: host gets the unit it
+// would get in the sandbox, limits included, with no sandboxing property
+// added: only the comment that says where the executable runs differs
+// (and the configuration's digest, so that a change of the key restarts
+// the process).
+func TestHostIsolationUnit(t *testing.T) {
+	l, jobs := loadJobs(t, "/var/vcap")
+	for _, j := range jobs {
+		if j.Name != "host" {
+			continue
+		}
+		host := j.Processes[0]
+		sandboxed := host
+		sandboxed.Isolation = ""
+		a := strings.Split(Service(l, j, host, testOptions("/vigil")).Text, "\n")
+		b := strings.Split(Service(l, j, sandboxed, testOptions("/vigil")).Text, "\n")
+		if len(a) != len(b) {
+			t.Fatalf("the units differ in length:\n%s\n---\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
+		}
+		var differ []string
+		for i := range a {
+			if a[i] != b[i] {
+				differ = append(differ, a[i])
+			}
+		}
+		want := []string{"# The executable runs as vcap (the host's namespaces, unisolated: isolation: host); vigil exec as root."}
+		if len(differ) != 2 || !strings.HasPrefix(differ[0], "# Process configuration sha256:") || differ[1] != want[0] {
+			t.Errorf("lines that differ from the sandboxed unit: %q, want the digest and %q", differ, want)
+		}
+		return
+	}
+	t.Fatal("no test job host")
 }

@@ -73,16 +73,20 @@ func decodeLaunch(line []byte) (l Launch, spec []byte, err error) {
 }
 
 // readSandbox reads the part of a sandbox's spec that the init uses
-// itself, its cgroups (which it empties at the end), and skips the rest.
+// itself, its cgroups (which it empties at the end) and whether the
+// helper runs in the init's namespaces (host), and skips the rest.
 func readSandbox(r *jsonwire.Reader) *sandbox.Spec {
 	if r.Null() {
 		return nil
 	}
 	s := &sandbox.Spec{}
 	r.Object(func(key string) {
-		if key == "cgroups" {
+		switch key {
+		case "cgroups":
 			s.Cgroups = r.Strings()
-		} else {
+		case "host":
+			s.Host = r.Bool()
+		default:
 			r.Skip()
 		}
 	})

@@ -64,7 +64,7 @@ func checkLaunch(t *testing.T, l Launch) {
 // uses itself (the helper reads the rest).
 func initsPart(l Launch) Launch {
 	if l.Sandbox != nil {
-		l.Sandbox = &sandbox.Spec{Cgroups: l.Sandbox.Cgroups}
+		l.Sandbox = &sandbox.Spec{Cgroups: l.Sandbox.Cgroups, Host: l.Sandbox.Host}
 	}
 	return l
 }

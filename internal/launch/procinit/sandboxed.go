@@ -27,7 +27,8 @@ func (it *initProc) spawnExecutable() (pid, hostPID int, err error) {
 }
 
 // spawnSandboxed starts the helper ("init --enter") in new mount, IPC and
-// UTS namespaces as the init's direct child, in its own process group,
+// UTS namespaces (in the init's own under isolation: host, spec.Host) as
+// the init's direct child, in its own process group,
 // with the output pipes; sends it the spec; and waits until it has exec'd
 // the executable (its status pipe closes on exec) or reported an error.
 func (it *initProc) spawnSandboxed(spec *sandbox.Spec) (pid, hostPID int, err error) {
@@ -52,7 +53,7 @@ func (it *initProc) spawnSandboxed(spec *sandbox.Spec) (pid, hostPID int, err er
 		Env:   os.Environ(),
 		Files: it.notify.files(devnull.Fd(), it.out.writer.Fd(), it.errw.writer.Fd(), specR.Fd(), statW.Fd()),
 		Sys: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL,
-			Cloneflags: sandbox.CloneFlags},
+			Cloneflags: spec.Namespaces()},
 	})
 	specR.Close()
 	statW.Close()
@@ -118,7 +119,7 @@ func (it *initProc) lowerCapabilities() {
 // what the sandbox mounts, and the message says so.
 func (it *initProc) execError(err error) string {
 	msg := err.Error()
-	if it.launch.Sandbox == nil || !strings.HasPrefix(msg, "exec ") {
+	if it.launch.Sandbox == nil || it.launch.Sandbox.Host || !strings.HasPrefix(msg, "exec ") {
 		return "exec " + it.launch.Path + ": " + msg
 	}
 	if strings.HasSuffix(msg, syscall.ENOENT.Error()) {

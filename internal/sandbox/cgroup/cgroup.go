@@ -23,7 +23,9 @@ type Limits struct {
 	Pids      *int64
 	CPUWeight *uint64 // 1..10000, 100 being the default share
 	CPUQuota  *uint64 // percent of one CPU
-	CPUSet    string
+	CPUSet    string  // CPUs (cpuset.cpus)
+	// CPUSetMems are the memory nodes (cpuset.mems).
+	CPUSetMems string
 }
 
 // Group is one process's cgroup: one directory on v2, one per hierarchy on
@@ -70,7 +72,7 @@ func wanted(l Limits) []string {
 	if l.CPUWeight != nil || l.CPUQuota != nil {
 		c = append(c, "cpu")
 	}
-	if l.CPUSet != "" {
+	if l.CPUSet != "" || l.CPUSetMems != "" {
 		c = append(c, "cpuset")
 	}
 	return c
@@ -146,7 +148,7 @@ func notEnforced(controller string, l Limits) string {
 	case "cpu":
 		return "limits.cpu_weight and limits.cpu_quota are not enforced"
 	}
-	return "limits.cpuset is not enforced"
+	return "limits.cpuset and limits.cpuset_mems are not enforced"
 }
 
 // hasControllers reports whether the unified hierarchy at root offers
@@ -271,6 +273,9 @@ func (g *Group) limitV1(l Limits) ([]string, error) {
 	}
 	if l.CPUSet != "" {
 		set("cpuset", "cpuset.cpus", l.CPUSet)
+	}
+	if l.CPUSetMems != "" {
+		set("cpuset", "cpuset.mems", l.CPUSetMems)
 	}
 	return warns, errors.Join(errs...)
 }

@@ -67,3 +67,43 @@ func TestGroupLifecycle(t *testing.T) {
 		}
 	}
 }
+
+// TestCPUSetMems: the memory nodes are written beside the CPUs (read
+// back from the group), and a node the machine lacks fails the creation
+// rather than leave the process unpinned.
+func TestCPUSetMems(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("cgroups need root")
+	}
+	rel := fmt.Sprintf("test-%d/job/mems", os.Getpid())
+	g, warns, err := Create(rel, Limits{CPUSet: "0", CPUSetMems: "0"})
+	if err != nil || g == nil {
+		t.Skipf("no cgroups here: %v (%v)", err, warns)
+	}
+	t.Cleanup(func() { _ = g.Remove() })
+	if len(warns) > 0 {
+		t.Skipf("no cpuset controller: %v", warns)
+	}
+	found := 0
+	for _, d := range g.Dirs() {
+		for f, v := range map[string]string{"cpuset.cpus": "0", "cpuset.mems": "0"} {
+			if b, err := os.ReadFile(filepath.Join(d, f)); err == nil {
+				found++
+				if got := strings.TrimSpace(string(b)); got != v {
+					t.Errorf("%s: %q, want %q", f, got, v)
+				}
+			}
+		}
+	}
+	if found != 2 {
+		t.Errorf("cpuset files found %d times in %v, want 2", found, g.Dirs())
+	}
+	bad, _, err := Create(rel+"-bad", Limits{CPUSetMems: "4095"})
+	if err == nil {
+		_ = bad.Remove()
+		t.Fatal("a memory node the machine lacks was accepted")
+	}
+	if !strings.Contains(err.Error(), "cpuset.mems") {
+		t.Errorf("error %v does not name cpuset.mems", err)
+	}
+}

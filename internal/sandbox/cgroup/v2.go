@@ -53,6 +53,9 @@ func createV2(dir, root string, want []string, l Limits) (*Group, []string, erro
 	if l.CPUSet != "" {
 		set("cpuset.cpus", l.CPUSet)
 	}
+	if l.CPUSetMems != "" {
+		set("cpuset.mems", l.CPUSetMems)
+	}
 	if err := errors.Join(errs...); err != nil {
 		_ = g.Remove()
 		return nil, nil, err

@@ -67,25 +67,47 @@ func Build(l boshpath.Layout, p job.Process, o Options) (sandbox.Spec, []string,
 		warns = append(warns, w...)
 	}
 	s.Caps, warns = availableCaps(s.Caps, warns)
+	if p.Unisolated() {
+		s.Rlimits, warns = rlimits(p, warns)
+		return hostSpec(l, p, s), warns, nil
+	}
 	s.Mounts = mountTable(l, p)
 	if !priv {
 		s.Masked = []string{"/etc/sv", "/proc/kcore", "/proc/latency_stats", "/proc/sched_debug",
 			"/proc/timer_list", "/proc/timer_stats", "/sys/firmware"}
 		s.ReadOnly = []string{"/proc/asound", "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"}
 	}
-	nofile := uint64(DefaultOpenFiles)
-	if p.Limits.OpenFiles != nil {
-		nofile = *p.Limits.OpenFiles
-	}
-	s.Rlimits = append(s.Rlimits, sandbox.Rlimit{Resource: unix.RLIMIT_NOFILE, Cur: nofile, Max: nofile})
-	if c := p.Limits.CoreFileSize; c != nil {
-		s.Rlimits = append(s.Rlimits, sandbox.Rlimit{Resource: unix.RLIMIT_CORE, Cur: *c, Max: *c})
-	}
-	warns = append(warns, clampRlimits(s.Rlimits)...)
+	s.Rlimits, warns = rlimits(p, warns)
 	if rel, err := filepath.Rel("/tmp", l.Root()); err == nil && !strings.HasPrefix(rel, "..") {
 		warns = append(warns, "the BOSH root "+l.Root()+" lies under /tmp, which the process sees as its own tmp directory")
 	}
 	return s, warns, nil
+}
+
+// rlimits are the process's rlimits: open files (bpm's default unless
+// limits.open_files says) and the core file size when limits say.
+func rlimits(p job.Process, warns []string) ([]sandbox.Rlimit, []string) {
+	nofile := uint64(DefaultOpenFiles)
+	if p.Limits.OpenFiles != nil {
+		nofile = *p.Limits.OpenFiles
+	}
+	rs := []sandbox.Rlimit{{Resource: unix.RLIMIT_NOFILE, Cur: nofile, Max: nofile}}
+	if c := p.Limits.CoreFileSize; c != nil {
+		rs = append(rs, sandbox.Rlimit{Resource: unix.RLIMIT_CORE, Cur: *c, Max: *c})
+	}
+	return rs, append(warns, clampRlimits(rs)...)
+}
+
+// hostSpec completes s, the identity and rlimits of p under isolation: host, for the
+// host's namespaces and file system: no root, mounts or masks, and no
+// seccomp filter; the executable's environment and working directory name
+// the job's directories where the host has them. no_new_privs stays, so
+// that a set-user-ID program gives the process no more than its user and
+// capabilities.
+func hostSpec(l boshpath.Layout, p job.Process, s sandbox.Spec) sandbox.Spec {
+	s.Host, s.Root, s.Seccomp = true, "", false
+	s.Env, s.Dir = p.Environ(l), p.Workdir
+	return s
 }
 
 // clampRlimits lowers limits above vigil's own hard limits when vigil lacks

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -18,10 +19,15 @@ import (
 // directories to the process's user, creates and hands over the additional
 // volumes (unless mount_only), makes shared volumes shared mount points
 // (once: a path that already is a mount point is left alone) and creates
-// the directory the root is assembled on.
+// the directory the root is assembled on. For a Host spec (isolation:
+// host) it makes no root and shares nothing (nothing is mounted), and it
+// lets the process through the job's data directory to its tmp directory
+// (see searchable).
 func Prepare(l boshpath.Layout, p job.Process, s sandbox.Spec) error {
-	if err := os.MkdirAll(s.Root, 0o700); err != nil {
-		return fmt.Errorf("create root directory: %w", err)
+	if !s.Host {
+		if err := os.MkdirAll(s.Root, 0o700); err != nil {
+			return fmt.Errorf("create root directory: %w", err)
+		}
 	}
 	own := []string{l.LogDir(p.Job), l.TmpDir(p.Job), l.JobRunDir(p.Job)}
 	if p.EphemeralDisk {
@@ -35,8 +41,13 @@ func Prepare(l boshpath.Layout, p job.Process, s sandbox.Spec) error {
 			return fmt.Errorf("failed to create system files: %w", err)
 		}
 	}
+	if s.Host {
+		if err := reachable(l, append(own, l.TmpDir(p.Job))); err != nil {
+			return err
+		}
+	}
 	for _, v := range p.AdditionalVolumes {
-		if v.Shared {
+		if v.Shared && !s.Host { // nothing is mounted on the host's side
 			if err := share(v.Path); err != nil {
 				return err
 			}
@@ -47,6 +58,59 @@ func Prepare(l boshpath.Layout, p job.Process, s sandbox.Spec) error {
 		if err := handOver(v.Path, s.OwnerUID, s.OwnerGID); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// reachable lets every user through the directories between the BOSH
+// root and each of dirs (the root and dirs themselves excepted), so that
+// a process under isolation: host, which finds its directories on the
+// host's file system where its environment names them, reaches them: its
+// TMPDIR lies below the job's data directory, root's and 0700 unless the
+// process owns it (ephemeral_disk), and in a root vigil laid out itself
+// (a container's, a test's) data/ and sys/ are 0700 too. It adds search
+// permission alone (x for group and others): nothing becomes listable or
+// readable, and the process's own directories stay 0700.
+func reachable(l boshpath.Layout, dirs []string) error {
+	done := map[string]bool{}
+	for _, d := range dirs {
+		for up := filepath.Dir(d); up != l.Root() && l.Contains(up); up = filepath.Dir(up) {
+			if done[up] {
+				continue
+			}
+			done[up] = true
+			if err := searchable(up); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// searchable adds x for the group and others to the directory dir,
+// through a descriptor that refuses a planted link.
+func searchable(dir string) error {
+	fd, err := sandbox.OpenSource(dir)
+	if err != nil {
+		return fmt.Errorf("failed to create system files: %w", err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("failed to create system files: %w", err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return fmt.Errorf("failed to create system files: %s is not a directory", dir)
+	}
+	if st.Mode&0o011 == 0o011 {
+		return nil
+	}
+	p, err := sandbox.FDPath(fd, &st)
+	if err == nil {
+		err = unix.Chmod(p, st.Mode&0o7777|0o011) // an O_PATH descriptor takes no fchmod
+	}
+	if err != nil {
+		return fmt.Errorf("failed to create system files: %s: %w", dir, err)
 	}
 	return nil
 }

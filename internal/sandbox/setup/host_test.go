@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/vigil-bosh/vigil/boshpath"
 )
 
 // TestHandOverRefusesPlantedLinks: a volume the job's user replaced by a
@@ -66,4 +68,53 @@ func statOwner(t *testing.T, path string) int {
 		t.Fatal(err)
 	}
 	return int(fi.Sys().(*syscall.Stat_t).Uid)
+}
+
+// TestReachable: under isolation: host, the directories between the BOSH
+// root and the job's own get search permission for group and others, and
+// nothing else (the root itself and the job's directories are left as
+// they are); a level a job's user replaced by a symlink is refused, never
+// followed.
+func TestReachable(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("chowning a planted link needs root")
+	}
+	root := t.TempDir()
+	l, err := boshpath.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := l.TmpDir("job")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := reachable(l, []string{tmp}); err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]os.FileMode{root: 0o700, filepath.Join(root, "data"): 0o711,
+		l.DataDir("job"): 0o711, tmp: 0o700} {
+		if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: %v %v, want %o", dir, fi.Mode().Perm(), err, want)
+		}
+	}
+	victim := t.TempDir()
+	if err := os.Chmod(victim, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	planted := l.DataDir("other")
+	if err := os.Symlink(victim, planted); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(planted, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := reachable(l, []string{filepath.Join(planted, "tmp")}); err == nil {
+		t.Fatal("a level planted as a link was followed")
+	}
+	if fi, _ := os.Stat(victim); fi.Mode().Perm() != 0o700 {
+		t.Errorf("the link's target became %o", fi.Mode().Perm())
+	}
 }

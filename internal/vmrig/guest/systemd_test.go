@@ -46,6 +46,15 @@ var sdJobs = map[string]string{
   executable: /bin/sh
   args: ["-c", "echo boom; exit 1"]
 `,
+	// unisolated: the host's namespaces, its unit's limits.
+	"side": `processes:
+- name: side
+  executable: /bin/sh
+  args: ["-c", '` + termLoop + `']
+  isolation: host
+  capabilities: [NET_BIND_SERVICE]
+  limits: {memory: 64M, cpuset: "1", cpuset_mems: "0", cpu_weight: 50}
+`,
 }
 
 // TestSystemdBackend runs the systemd back end on the guest's systemd:
@@ -94,6 +103,7 @@ func TestSystemdBackend(t *testing.T) {
 	t.Run("output reaches bpm's log file and the journal", func(t *testing.T) { sdJournal(t, l) })
 	t.Run("start and stop through the control API, bpm and the monit API", func(t *testing.T) { sdActions(t, sdSock) })
 	t.Run("a crash loop backs off", sdBackoff)
+	t.Run("isolation: host runs in the host's namespaces, pinned and limited by its unit", func(t *testing.T) { sdHost(t, sdSock) })
 
 	cancel()
 	daemon.Wait()
@@ -234,7 +244,7 @@ func changeLatency(t *testing.T, l boshpath.Layout, mode string) []time.Duration
 		}
 	}
 	for range 5 {
-		main, _ := strconv.Atoi(show(t, "vigil-worker-loop.service", "MainPID")[0]) // vigil exec
+		main := workerMain(t, l)
 		began := time.Now()
 		if err := unix.Kill(main, unix.SIGKILL); err != nil {
 			t.Fatal(err)
@@ -251,6 +261,23 @@ func changeLatency(t *testing.T, l boshpath.Layout, mode string) []time.Duration
 		}
 	}
 	return out
+}
+
+// workerMain is worker/loop's main process, vigil exec, started again when
+// the unit has none (between a restart's stop and its start, systemd's
+// MainPID is 0, and a kill of 0 would take the rig's own process group).
+func workerMain(t *testing.T, l boshpath.Layout) int {
+	t.Helper()
+	if main := mainPID(t, "vigil-worker-loop.service"); main > 1 {
+		return main
+	}
+	actOn(t, l.ControlSocket(), control.ActionStart, "worker")
+	main := mainPID(t, "vigil-worker-loop.service")
+	if main <= 1 {
+		t.Fatalf("worker/loop has no main process after its start: %v",
+			show(t, "vigil-worker-loop.service", "ActiveState", "SubState", "MainPID"))
+	}
+	return main
 }
 
 // actOn is act for another root's daemon.
