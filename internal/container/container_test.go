@@ -478,7 +478,7 @@ func TestProbesAreReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := serveProbes(ctx, ln, m)
+	done := serveProbes(ctx, ln, m, nil)
 	defer func() { cancel(); <-done }()
 	base := "http://" + ln.Addr().String()
 	resp, err := http.Get(base + "/readyz")

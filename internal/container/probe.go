@@ -52,9 +52,10 @@ func Ready(ctx context.Context, m control.Manager) error {
 
 // serveProbes answers GET /livez and /readyz on ln until ctx is done,
 // read-only: they change nothing, and say only "ok" or why not in one word
-// (the pod's network may reach them; vigil probe has the details). The
-// returned channel is closed once the server has stopped.
-func serveProbes(ctx context.Context, ln net.Listener, m control.Manager) <-chan struct{} {
+// (the pod's network may reach them; vigil probe has the details), and
+// GET /metrics with metrics when it is not nil. The returned channel is
+// closed once the server has stopped.
+func serveProbes(ctx context.Context, ln net.Listener, m control.Manager, metrics http.Handler) <-chan struct{} {
 	probe := func(check func(context.Context, control.Manager) error) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			cctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
@@ -69,6 +70,9 @@ func serveProbes(ctx context.Context, ln net.Listener, m control.Manager) <-chan
 	mux := http.NewServeMux()
 	mux.Handle("GET /livez", probe(Live))
 	mux.Handle("GET /readyz", probe(Ready))
+	if metrics != nil {
+		mux.Handle("GET /metrics", metrics)
+	}
 	// Bounded as the daemon's other listeners: connections, headers, idle;
 	// and a request is read and answered within 5 s.
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 5 * time.Second,

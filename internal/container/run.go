@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"time"
 
 	"github.com/vigil-bosh/vigil/control"
@@ -28,7 +29,11 @@ type Config struct {
 	// endpoints: ":8081" (every address of the pod, which the kubelet
 	// reaches) or a loopback one.
 	Probes string
-	Log    *slog.Logger
+	// Metrics, if set, gives the handler of GET /metrics on the probes'
+	// address for the daemon; it may follow the daemon's events until ctx
+	// is done.
+	Metrics func(ctx context.Context, d *daemon.Daemon) http.Handler
+	Log     *slog.Logger
 }
 
 // Budget splits a grace period: the drains get what the stop ladder does
@@ -78,7 +83,11 @@ func Run(ctx context.Context, c Config) error {
 			stop()
 			return errors.Join(fmt.Errorf("probe listener: %w", err), <-done)
 		}
-		served := serveProbes(runCtx, ln, pod{d, drains})
+		var metrics http.Handler
+		if c.Metrics != nil {
+			metrics = c.Metrics(runCtx, d)
+		}
+		served := serveProbes(runCtx, ln, pod{d, drains}, metrics)
 		defer func() { <-served }()
 	}
 	if c.Stamps != nil {
@@ -103,20 +112,26 @@ func Run(ctx context.Context, c Config) error {
 
 // drainOnce unmonitors every process and runs the drains, unless this
 // container's drains already ran (its stamp says so), then marks the
-// stamp.
-func drainOnce(ctx context.Context, m control.Manager, c Config, log *slog.Logger) error {
+// stamp, failed or not: the pod's other containers wait for it, not for
+// its success. Each job's outcome is logged at its level and published
+// before the stamp is marked.
+func drainOnce(ctx context.Context, d *daemon.Daemon, c Config, log *slog.Logger) error {
 	if c.Stamps != nil && c.Stamps.Drained() {
 		log.Info("drains already ran for this container")
 		return nil
 	}
 	budget := time.Until(deadlineOf(ctx))
-	err := DrainAll(ctx, m, lifecycle.DrainOptions{Layout: c.Daemon.Layout, Kind: lifecycle.Shutdown, Budget: budget})
+	outs, err := DrainJobs(ctx, d, lifecycle.DrainOptions{Layout: c.Daemon.Layout, Kind: lifecycle.Shutdown, Budget: budget})
+	if err != nil {
+		log.Error("drains failed", "error", err)
+	} else {
+		err = report(log, d.Publish, outs)
+	}
 	if c.Stamps != nil {
 		if serr := c.Stamps.MarkDrained(); serr != nil {
 			log.Error("drain stamp", "error", serr)
 		}
 	}
-	log.Info("drained", "error", err)
 	return err
 }
 
@@ -124,19 +139,6 @@ func drainOnce(ctx context.Context, m control.Manager, c Config, log *slog.Logge
 func deadlineOf(ctx context.Context) time.Time {
 	d, _ := ctx.Deadline()
 	return d
-}
-
-// DrainAll unmonitors every process m supervises, so that a drain script
-// may stop its own process without it coming back, then runs the drains.
-func DrainAll(ctx context.Context, m control.Manager, o lifecycle.DrainOptions) error {
-	if err := UnmonitorAll(ctx, m); err != nil {
-		return err
-	}
-	rep, err := lifecycle.Drain(ctx, o)
-	if err != nil {
-		return err
-	}
-	return rep.Err()
 }
 
 // UnmonitorAll unmonitors every job m supervises (the first step of a
