@@ -76,7 +76,9 @@ func defineContainer(c *command) func([]string) error {
 
 // defineProbe answers a kubelet exec probe: exit 0 when live or ready.
 func defineProbe(c *command) func([]string) error {
-	timeout := c.Duration("timeout", 5*time.Second, "give up on the daemon's answer after this long")
+	// Below the kubelet's default timeoutSeconds of 1 for an exec probe,
+	// which also runs the exec: the answer is vigil's, never a kill.
+	timeout := c.Duration("timeout", 800*time.Millisecond, "give up on the daemon's answer after this long (below the kubelet's exec probe timeout, 1 s by default)")
 	asJSON := c.Bool("json", "print the answer as JSON")
 	return func(pos []string) error {
 		if pos[0] != "live" && pos[0] != "ready" {

@@ -103,7 +103,13 @@ func TestReadyAndDrainAll(t *testing.T) {
 	if err := Ready(context.Background(), m); err == nil || err.Error() != "not ready: drained (the pod is terminating)" {
 		t.Fatalf("ready after a drain: %v", err)
 	}
-	m.st.Processes, m.st.Daemon.Drain = all, nil
+	m.st.Daemon.Drain = nil
+	m.st.Problems = []control.Problem{{Severity: "warning", Job: "a", Message: "a warning"},
+		{Severity: "error", Job: "c", File: "/var/vcap/jobs/c/config/bpm.yml", Line: 3, Message: "did not find expected node content"}}
+	if err := Ready(context.Background(), m); err == nil || err.Error() != "not ready: c's configuration has errors" {
+		t.Fatalf("ready with a job that does not load: %v", err)
+	}
+	m.st.Processes, m.st.Problems = all, nil
 	if err := Live(context.Background(), m); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,7 +26,8 @@ func Live(ctx context.Context, m control.Manager) error {
 
 // Ready reports whether every process that is meant to run does, and no
 // drain has begun: a process wanted up must be running and ready; one
-// stopped on purpose does not count against readiness. Once the pod's
+// stopped on purpose does not count against readiness; a job whose
+// configuration does not load is not ready either (it runs nothing). Once the pod's
 // termination has begun its drains, it is not ready again.
 func Ready(ctx context.Context, m control.Manager) error {
 	st, err := m.Status(ctx)
@@ -36,6 +38,11 @@ func Ready(ctx context.Context, m control.Manager) error {
 		return fmt.Errorf("not ready: %s (the pod is terminating)", d.State)
 	}
 	var down []string
+	for _, p := range st.Problems {
+		if p.Severity == "error" && p.Job != "" && !slices.Contains(down, p.Job+"'s configuration has errors") {
+			down = append(down, p.Job+"'s configuration has errors")
+		}
+	}
 	for _, p := range st.Processes {
 		switch {
 		case p.Wanted == "up" && p.State != "running":

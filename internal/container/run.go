@@ -11,6 +11,7 @@ import (
 
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/internal/backend/daemon"
+	"github.com/vigil-bosh/vigil/internal/launch"
 	"github.com/vigil-bosh/vigil/internal/lifecycle"
 	"github.com/vigil-bosh/vigil/internal/supervise"
 )
@@ -60,6 +61,11 @@ func Run(ctx context.Context, c Config) error {
 	log := c.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	// What this container cannot give the jobs, said once, before any
+	// process starts (each process's status carries its own part).
+	for _, p := range launch.ReadEnvironment(c.Daemon.Layout, "").Problems() {
+		log.Warn("environment", "problem", p)
 	}
 	drainBudget, timing := Budget(c.Grace)
 	c.Daemon.Timing.StopTimeout = timing.StopTimeout
@@ -121,7 +127,10 @@ func drainOnce(ctx context.Context, d *daemon.Daemon, c Config, log *slog.Logger
 		return nil
 	}
 	budget := time.Until(deadlineOf(ctx))
-	outs, err := DrainJobs(ctx, d, lifecycle.DrainOptions{Layout: c.Daemon.Layout, Kind: lifecycle.Shutdown, Budget: budget})
+	// The drains of this container's jobs (--jobs) only: an image may hold
+	// the jobs of several containers.
+	outs, err := DrainJobs(ctx, d, lifecycle.DrainOptions{Layout: c.Daemon.Layout, Kind: lifecycle.Shutdown, Budget: budget,
+		Jobs: c.Daemon.Jobs})
 	if err != nil {
 		log.Error("drains failed", "error", err)
 	} else {

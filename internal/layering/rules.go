@@ -27,7 +27,7 @@ var rules = map[string][]string{
 	"boshpath":                {},
 	"internal/bpmcli":         {"boshpath", "control", "internal/regfile", "job", "internal/launch", "internal/launch/procinit", "internal/supervise", "x/sys/unix"},
 	"cmd/vigil":               {"internal/atomicfile", "internal/backend", "boshpath", "internal/bpmcli", "internal/container", "control", "internal/backend/daemon", "internal/demo", "internal/history", "internal/stemcell", "job", "internal/lifecycle", "internal/logtail", "internal/metrics", "internal/monit", "internal/monit/monitrc", "internal/launch", "internal/launch/procinit", "internal/backend/systemd", "internal/suggest", "internal/web", "x/sys/unix", "internal/initimage"},
-	"internal/container":      {"boshpath", "control", "internal/backend/daemon", "internal/connlimit", "internal/regfile", "internal/lifecycle", "internal/supervise", "x/sys/unix"},
+	"internal/container":      {"boshpath", "control", "internal/backend/daemon", "internal/connlimit", "internal/launch", "internal/regfile", "internal/lifecycle", "internal/supervise", "x/sys/unix"},
 	"control":                 {"internal/connlimit", "internal/jsonwire", "x/sys/unix"},
 	"internal/backend/daemon": {"internal/atomicfile", "internal/backend", "boshpath", "control", "job", "internal/monit/monitext", "internal/launch", "internal/supervise", "internal/initimage"},
 	"internal/demo":           {"boshpath", "control", "internal/backend/daemon", "examples", "internal/history", "internal/metrics", "internal/web"},
