@@ -18,6 +18,7 @@ import (
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/backend/daemon"
 	"github.com/vigil-bosh/vigil/internal/lifecycle"
 	"github.com/vigil-bosh/vigil/internal/supervise"
 	"github.com/vigil-bosh/vigil/internal/testproc"
@@ -503,5 +504,28 @@ func TestProbesAreReadOnly(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Fatalf("POST /livez: %d", resp.StatusCode)
+	}
+}
+
+// TestDaemonThatCannotRunEndsRun: when the daemon cannot run at all (here
+// its socket's directory cannot be made), Run returns its error with the
+// probe listener open, instead of serving "ready" forever with nothing
+// running (seen under the kubelet with a read-only root filesystem).
+func TestDaemonThatCannotRunEndsRun(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "jobs"), 0o755)
+	os.WriteFile(filepath.Join(dir, "sys"), []byte("not a directory"), 0o644)
+	l, _ := boshpath.New(dir)
+	ended := make(chan error, 1)
+	go func() {
+		ended <- Run(context.Background(), Config{Daemon: daemon.Config{Layout: l}, Probes: "127.0.0.1:0", Grace: time.Second})
+	}()
+	select {
+	case err := <-ended:
+		if err == nil || !strings.Contains(err.Error(), "not a directory") {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(testproc.Guard):
+		t.Fatal("Run still serves its probes with no daemon running")
 	}
 }

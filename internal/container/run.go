@@ -94,7 +94,9 @@ func Run(ctx context.Context, c Config) error {
 			metrics = c.Metrics(runCtx, d)
 		}
 		served := serveProbes(runCtx, ln, pod{d, drains}, metrics)
-		defer func() { <-served }()
+		// The listener ends with runCtx: end it before waiting, also when
+		// the daemon could not run at all.
+		defer func() { stop(); <-served }()
 	}
 	if c.Stamps != nil {
 		if err := c.Stamps.Register(); err != nil {
