@@ -3,6 +3,7 @@ package ociimage
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -160,5 +161,47 @@ func TestInterpreter(t *testing.T) {
 	}
 	if got, err := Interpreter("image_test.go"); got != "" || err != nil {
 		t.Errorf("not an ELF file: %q %v", got, err)
+	}
+}
+
+// TestBuildOnATarBase: a gzipped tar archive is a base too, its
+// /etc/passwd read for vcap (there: nothing added); a vigil linked
+// dynamically is refused without a base.
+func TestBuildOnATarBase(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "jobs", "web", "bin", "drain"), "#!/bin/sh\necho 0\n", 0o755)
+	var tb bytes.Buffer
+	gz := gzip.NewWriter(&tb)
+	tw := tar.NewWriter(gz)
+	for name, body := range map[string]string{"./etc/passwd": "root:x:0:0::/root:/bin/sh\nvcap:x:1000:1000::/home/vcap:/bin/sh\n",
+		"./etc/group": "vcap:x:1000:\n", "./bin/sh": "a shell"} {
+		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(body)), Typeflag: tar.TypeReg})
+		tw.Write([]byte(body))
+	}
+	tw.Close()
+	gz.Close()
+	base := filepath.Join(t.TempDir(), "base.tar.gz")
+	writeFile(t, base, tb.String(), 0o644)
+	vigil := filepath.Join(t.TempDir(), "vigil")
+	writeFile(t, vigil, "vigil's bytes", 0o755)
+	var img bytes.Buffer
+	notes, err := Build(&img, Options{Ref: "localhost/web:1", Root: root, Base: base, Vigil: vigil, Work: t.TempDir()})
+	if err != nil || len(notes) != 0 {
+		t.Fatalf("%v %q", err, notes)
+	}
+	files := readArchive(t, img.Bytes())
+	var docker []struct{ Layers []string }
+	json.Unmarshal(files["manifest.json"], &docker)
+	baseLayer, top := readLayer(t, files[docker[0].Layers[0]]), readLayer(t, files[docker[0].Layers[1]])
+	if baseLayer["bin/sh"].body != "a shell" || top["etc/passwd"].hdr != nil {
+		t.Fatalf("base %v\ntop %v", baseLayer, top)
+	}
+	if _, err := os.Stat("/bin/sh"); err == nil {
+		if interp, _ := Interpreter("/bin/sh"); interp != "" {
+			_, err := Build(io.Discard, Options{Ref: "localhost/web:1", Root: root, Vigil: "/bin/sh", Work: t.TempDir()})
+			if err == nil || !strings.Contains(err.Error(), "build vigil with CGO_ENABLED=0") {
+				t.Fatalf("a dynamic vigil without a base: %v", err)
+			}
+		}
 	}
 }
