@@ -52,6 +52,8 @@ var rules = map[string][]string{
 	"internal/testproc":                       {"internal/launch/procinit", "x/sys/unix"},
 	"internal/testroot":                       {"boshpath", "internal/testproc"},
 	"internal/vmrig":                          {"x/sys/unix"},
+	"internal/kuberig":                        {"internal/ociimage", "x/sys/unix"},
+	"internal/kuberig/standin":                {},
 	"internal/vmrig/guest":                    {},
 	"job":                                     {"boshpath", "internal/capability", "internal/suggest", "yaml"},
 	"internal/capability":                     {},
