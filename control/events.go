@@ -51,6 +51,8 @@ const (
 	EventMonitored      = "monitored"       // supervised again
 	EventConfigError    = "config-error"    // a job's configuration failed to load
 	EventAction         = "action"          // an operator asked for an action, a signal or a reload (Message says which, and who)
+	EventDrained        = "drained"         // a job's drain script finished (vigil container; Message: its answer, exit and time)
+	EventDrainFailed    = "drain-failed"    // a job's drain script failed (vigil container; Message: why, its output and exit)
 	EventLost           = "lost"            // the reader fell behind: Lost events were dropped
 )
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/internal/backend/daemon"
 	"github.com/vigil-bosh/vigil/internal/container"
+	"github.com/vigil-bosh/vigil/internal/metrics"
 )
 
 // defineContainer is a container's entrypoint: the first run becomes the
@@ -24,7 +26,7 @@ func defineContainer(c *command) func([]string) error {
 	stamps := c.String("stamps", "", "a `DIR` shared by the pod's containers, for vigil drain --wait-all")
 	c.completes(completeDir)
 	name := c.String("name", os.Getenv("VIGIL_CONTAINER_NAME"), "this container's `NAME` in the pod (with --stamps)")
-	probes := c.String("probes", "", "serve read-only /livez and /readyz on this `ADDRESS` for the kubelet, e.g. :8081 (the pod's address) or 127.0.0.1:8081")
+	probes := c.String("probes", "", "serve read-only /livez, /readyz and /metrics on this `ADDRESS` for the kubelet and Prometheus, e.g. :8081 (the pod's address) or 127.0.0.1:8081")
 	console := c.Bool("console", "also copy each process's output to this container's stdout and stderr, each line prefixed with JOB/PROC (kubectl logs); the log files get it too")
 	return func(pos []string) error {
 		if *stamps != "" && *name == "" {
@@ -51,6 +53,11 @@ func defineContainer(c *command) func([]string) error {
 		cfg := container.Config{
 			Daemon: daemon.Config{Layout: l, Version: vigilVersion(), Log: log, Console: *console},
 			Grace:  *grace, Probes: *probes, Log: log,
+			Metrics: func(ctx context.Context, d *daemon.Daemon) http.Handler {
+				m := metrics.New()
+				go func() { _ = m.Follow(ctx, d) }() // ends with ctx
+				return m.Handler(d)
+			},
 		}
 		if *jobs != "" {
 			cfg.Daemon.Jobs = strings.Split(*jobs, ",")
@@ -69,7 +76,9 @@ func defineContainer(c *command) func([]string) error {
 
 // defineProbe answers a kubelet exec probe: exit 0 when live or ready.
 func defineProbe(c *command) func([]string) error {
-	timeout := c.Duration("timeout", 5*time.Second, "give up on the daemon's answer after this long")
+	// Below the kubelet's default timeoutSeconds of 1 for an exec probe,
+	// which also runs the exec: the answer is vigil's, never a kill.
+	timeout := c.Duration("timeout", 800*time.Millisecond, "give up on the daemon's answer after this long (below the kubelet's exec probe timeout, 1 s by default)")
 	asJSON := c.Bool("json", "print the answer as JSON")
 	return func(pos []string) error {
 		if pos[0] != "live" && pos[0] != "ready" {

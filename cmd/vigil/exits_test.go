@@ -244,6 +244,16 @@ func (f *exitFixture) cases() []exitCase {
 	})
 	add("container", exitFailed, missing)
 
+	run("image", exitOK, func(t *testing.T) int {
+		r := newRoot(t, map[string]string{"jobs/j/bin/drain": "#!/bin/sh\necho 0\n"})
+		code, _ := f.vigil(t, r, "image", "--output", filepath.Join(t.TempDir(), "j.tar"), "localhost/j:1")
+		return code
+	})
+	run("image", exitFailed, func(t *testing.T) int {
+		code, _ := f.vigil(t, t.TempDir(), "image", "--output", filepath.Join(t.TempDir(), "j.tar"), "localhost/j:1") // no jobs
+		return code
+	})
+
 	add("probe", exitOK, m, "live")
 	add("probe", exitNotRunning, m, "ready") // crash and slow are not ready
 	add("probe", exitNoDaemon, idle, "live")

@@ -104,13 +104,10 @@ func defineDrain(c *command) func([]string) error {
 			// drain script may stop its own process without it coming back.
 			err = drainAll(ctx, client, o, *asJSON)
 		}
-		if err != nil || stamps == nil {
+		if stamps == nil {
 			return err
 		}
-		if err := stamps.MarkDrained(); err != nil {
-			return err
-		}
-		return stamps.WaitAll(ctx)
+		return stamps.AfterDrain(ctx, err) // a failed drain waits for the pod too
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
+	"github.com/vigil-bosh/vigil/internal/backend/daemon"
 	"github.com/vigil-bosh/vigil/internal/lifecycle"
 	"github.com/vigil-bosh/vigil/internal/supervise"
 	"github.com/vigil-bosh/vigil/internal/testproc"
@@ -103,7 +104,13 @@ func TestReadyAndDrainAll(t *testing.T) {
 	if err := Ready(context.Background(), m); err == nil || err.Error() != "not ready: drained (the pod is terminating)" {
 		t.Fatalf("ready after a drain: %v", err)
 	}
-	m.st.Processes, m.st.Daemon.Drain = all, nil
+	m.st.Daemon.Drain = nil
+	m.st.Problems = []control.Problem{{Severity: "warning", Job: "a", Message: "a warning"},
+		{Severity: "error", Job: "c", File: "/var/vcap/jobs/c/config/bpm.yml", Line: 3, Message: "did not find expected node content"}}
+	if err := Ready(context.Background(), m); err == nil || err.Error() != "not ready: c's configuration has errors" {
+		t.Fatalf("ready with a job that does not load: %v", err)
+	}
+	m.st.Processes, m.st.Problems = all, nil
 	if err := Live(context.Background(), m); err != nil {
 		t.Fatal(err)
 	}
@@ -485,7 +492,7 @@ func TestProbesAreReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := serveProbes(ctx, ln, m)
+	done := serveProbes(ctx, ln, m, nil)
 	defer func() { cancel(); <-done }()
 	base := "http://" + ln.Addr().String()
 	resp, err := http.Get(base + "/readyz")
@@ -504,5 +511,28 @@ func TestProbesAreReadOnly(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Fatalf("POST /livez: %d", resp.StatusCode)
+	}
+}
+
+// TestDaemonThatCannotRunEndsRun: when the daemon cannot run at all (here
+// its socket's directory cannot be made), Run returns its error with the
+// probe listener open, instead of serving "ready" forever with nothing
+// running (seen under the kubelet with a read-only root filesystem).
+func TestDaemonThatCannotRunEndsRun(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "jobs"), 0o755)
+	os.WriteFile(filepath.Join(dir, "sys"), []byte("not a directory"), 0o644)
+	l, _ := boshpath.New(dir)
+	ended := make(chan error, 1)
+	go func() {
+		ended <- Run(context.Background(), Config{Daemon: daemon.Config{Layout: l}, Probes: "127.0.0.1:0", Grace: time.Second})
+	}()
+	select {
+	case err := <-ended:
+		if err == nil || !strings.Contains(err.Error(), "not a directory") {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(testproc.Guard):
+		t.Fatal("Run still serves its probes with no daemon running")
 	}
 }

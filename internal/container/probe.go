@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,7 +26,8 @@ func Live(ctx context.Context, m control.Manager) error {
 
 // Ready reports whether every process that is meant to run does, and no
 // drain has begun: a process wanted up must be running and ready; one
-// stopped on purpose does not count against readiness. Once the pod's
+// stopped on purpose does not count against readiness; a job whose
+// configuration does not load is not ready either (it runs nothing). Once the pod's
 // termination has begun its drains, it is not ready again.
 func Ready(ctx context.Context, m control.Manager) error {
 	st, err := m.Status(ctx)
@@ -36,6 +38,11 @@ func Ready(ctx context.Context, m control.Manager) error {
 		return fmt.Errorf("not ready: %s (the pod is terminating)", d.State)
 	}
 	var down []string
+	for _, p := range st.Problems {
+		if p.Severity == "error" && p.Job != "" && !slices.Contains(down, p.Job+"'s configuration has errors") {
+			down = append(down, p.Job+"'s configuration has errors")
+		}
+	}
 	for _, p := range st.Processes {
 		switch {
 		case p.Wanted == "up" && p.State != "running":
@@ -52,9 +59,10 @@ func Ready(ctx context.Context, m control.Manager) error {
 
 // serveProbes answers GET /livez and /readyz on ln until ctx is done,
 // read-only: they change nothing, and say only "ok" or why not in one word
-// (the pod's network may reach them; vigil probe has the details). The
-// returned channel is closed once the server has stopped.
-func serveProbes(ctx context.Context, ln net.Listener, m control.Manager) <-chan struct{} {
+// (the pod's network may reach them; vigil probe has the details), and
+// GET /metrics with metrics when it is not nil. The returned channel is
+// closed once the server has stopped.
+func serveProbes(ctx context.Context, ln net.Listener, m control.Manager, metrics http.Handler) <-chan struct{} {
 	probe := func(check func(context.Context, control.Manager) error) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
 			cctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
@@ -69,6 +77,9 @@ func serveProbes(ctx context.Context, ln net.Listener, m control.Manager) <-chan
 	mux := http.NewServeMux()
 	mux.Handle("GET /livez", probe(Live))
 	mux.Handle("GET /readyz", probe(Ready))
+	if metrics != nil {
+		mux.Handle("GET /metrics", metrics)
+	}
 	// Bounded as the daemon's other listeners: connections, headers, idle;
 	// and a request is read and answered within 5 s.
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 5 * time.Second,

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"time"
 
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/internal/backend/daemon"
+	"github.com/vigil-bosh/vigil/internal/launch"
 	"github.com/vigil-bosh/vigil/internal/lifecycle"
 	"github.com/vigil-bosh/vigil/internal/supervise"
 )
@@ -28,7 +30,11 @@ type Config struct {
 	// endpoints: ":8081" (every address of the pod, which the kubelet
 	// reaches) or a loopback one.
 	Probes string
-	Log    *slog.Logger
+	// Metrics, if set, gives the handler of GET /metrics on the probes'
+	// address for the daemon; it may follow the daemon's events until ctx
+	// is done.
+	Metrics func(ctx context.Context, d *daemon.Daemon) http.Handler
+	Log     *slog.Logger
 }
 
 // Budget splits a grace period: the drains get what the stop ladder does
@@ -56,6 +62,11 @@ func Run(ctx context.Context, c Config) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	// What this container cannot give the jobs, said once, before any
+	// process starts (each process's status carries its own part).
+	for _, p := range launch.ReadEnvironment(c.Daemon.Layout, "").Problems() {
+		log.Warn("environment", "problem", p)
+	}
 	drainBudget, timing := Budget(c.Grace)
 	c.Daemon.Timing.StopTimeout = timing.StopTimeout
 	c.Daemon.Timing.QuitTimeout = timing.QuitTimeout
@@ -78,8 +89,14 @@ func Run(ctx context.Context, c Config) error {
 			stop()
 			return errors.Join(fmt.Errorf("probe listener: %w", err), <-done)
 		}
-		served := serveProbes(runCtx, ln, pod{d, drains})
-		defer func() { <-served }()
+		var metrics http.Handler
+		if c.Metrics != nil {
+			metrics = c.Metrics(runCtx, d)
+		}
+		served := serveProbes(runCtx, ln, pod{d, drains}, metrics)
+		// The listener ends with runCtx: end it before waiting, also when
+		// the daemon could not run at all.
+		defer func() { stop(); <-served }()
 	}
 	if c.Stamps != nil {
 		if err := c.Stamps.Register(); err != nil {
@@ -103,20 +120,29 @@ func Run(ctx context.Context, c Config) error {
 
 // drainOnce unmonitors every process and runs the drains, unless this
 // container's drains already ran (its stamp says so), then marks the
-// stamp.
-func drainOnce(ctx context.Context, m control.Manager, c Config, log *slog.Logger) error {
+// stamp, failed or not: the pod's other containers wait for it, not for
+// its success. Each job's outcome is logged at its level and published
+// before the stamp is marked.
+func drainOnce(ctx context.Context, d *daemon.Daemon, c Config, log *slog.Logger) error {
 	if c.Stamps != nil && c.Stamps.Drained() {
 		log.Info("drains already ran for this container")
 		return nil
 	}
 	budget := time.Until(deadlineOf(ctx))
-	err := DrainAll(ctx, m, lifecycle.DrainOptions{Layout: c.Daemon.Layout, Kind: lifecycle.Shutdown, Budget: budget})
+	// The drains of this container's jobs (--jobs) only: an image may hold
+	// the jobs of several containers.
+	outs, err := DrainJobs(ctx, d, lifecycle.DrainOptions{Layout: c.Daemon.Layout, Kind: lifecycle.Shutdown, Budget: budget,
+		Jobs: c.Daemon.Jobs})
+	if err != nil {
+		log.Error("drains failed", "error", err)
+	} else {
+		err = report(log, d.Publish, outs)
+	}
 	if c.Stamps != nil {
 		if serr := c.Stamps.MarkDrained(); serr != nil {
 			log.Error("drain stamp", "error", serr)
 		}
 	}
-	log.Info("drained", "error", err)
 	return err
 }
 
@@ -124,19 +150,6 @@ func drainOnce(ctx context.Context, m control.Manager, c Config, log *slog.Logge
 func deadlineOf(ctx context.Context) time.Time {
 	d, _ := ctx.Deadline()
 	return d
-}
-
-// DrainAll unmonitors every process m supervises, so that a drain script
-// may stop its own process without it coming back, then runs the drains.
-func DrainAll(ctx context.Context, m control.Manager, o lifecycle.DrainOptions) error {
-	if err := UnmonitorAll(ctx, m); err != nil {
-		return err
-	}
-	rep, err := lifecycle.Drain(ctx, o)
-	if err != nil {
-		return err
-	}
-	return rep.Err()
 }
 
 // UnmonitorAll unmonitors every job m supervises (the first step of a

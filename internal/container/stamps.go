@@ -2,6 +2,7 @@ package container
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -55,6 +56,19 @@ func (s *Stamps) touch(suffix string) error {
 		return fmt.Errorf("stamps: %w", err)
 	}
 	return f.Close()
+}
+
+// AfterDrain ends a pod container's preStop hook (vigil drain --wait-all)
+// whatever its drains' outcome: a failed drain is over too, so it marks this
+// container drained, waits (within ctx, the grace period) until every
+// container of the pod has drained, and returns drainErr joined with what
+// went wrong since: the failure is reported once the pod has drained as
+// one, not before.
+func (s *Stamps) AfterDrain(ctx context.Context, drainErr error) error {
+	if err := s.MarkDrained(); err != nil {
+		return errors.Join(drainErr, err)
+	}
+	return errors.Join(drainErr, s.WaitAll(ctx))
 }
 
 // pending lists the registered containers that have not drained yet.

@@ -113,9 +113,9 @@ func (r *Runner) isolate(launch *procinit.Launch) (isolation, error) {
 			return isolation{}, fmt.Errorf("failed to start job-process: %w", err)
 		}
 		warns = append(warns, cw...)
-		if g == nil {
+		if g == nil && len(cw) == 0 {
 			warns = append(warns, "no cgroup controller on this machine: cgroup limits are not enforced and OOM kills are not recorded")
-		} else {
+		} else if g != nil {
 			iso.group = g
 			spec.Cgroups = g.Dirs()
 		}

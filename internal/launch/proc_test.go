@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -450,4 +452,43 @@ func TestAdoptedExitIsRecorded(t *testing.T) {
 	if _, err := os.Stat(f.layout.ExitFile("job", "orphan")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("exit record left behind: %v", err)
 	}
+}
+
+// TestIsolationWarnedOnce: what isolation is not enforced is logged at
+// the first start, not again at each restart of a process that exits
+// again and again.
+func TestIsolationWarnedOnce(t *testing.T) {
+	f := newFixture(t)
+	warned := &counter{msg: "isolation not enforced"}
+	r, pr := f.start(f.process("crash", "exit", testproc.EnvCode+"=3"), func(o *Options) { o.Log = slog.New(warned) })
+	for i := range 3 {
+		next(t, pr) // running
+		<-next(t, pr).Reaped
+		if i == 2 {
+			break
+		}
+		var err error
+		if pr, err = r.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := warned.n.Load(); n != 1 {
+		t.Fatalf("warned %d times in 3 starts", n)
+	}
+}
+
+// counter is a log handler that counts the records of one message.
+type counter struct {
+	msg string
+	n   atomic.Int32
+}
+
+func (c *counter) Enabled(context.Context, slog.Level) bool { return true }
+func (c *counter) WithAttrs([]slog.Attr) slog.Handler       { return c }
+func (c *counter) WithGroup(string) slog.Handler            { return c }
+func (c *counter) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == c.msg {
+		c.n.Add(1)
+	}
+	return nil
 }

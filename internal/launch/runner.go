@@ -67,6 +67,10 @@ type Runner struct {
 	current      atomic.Pointer[Process] // the latest instance, for Reopen
 	lastInstance atomic.Uint64           // the last instance id given out (cgroup names)
 	drops        drops                   // output dropped by all instances
+	// warned is the isolation warnings last logged: a process that
+	// restarts is not warned about again unless they change. Only Start
+	// touches it, on the process's supervisor goroutine.
+	warned string
 }
 
 // NewRunner returns a runner for p.
@@ -97,7 +101,7 @@ func (r *Runner) Start(context.Context) (supervise.Process, error) {
 // prepareStart makes the directories, the launch (on the heap: the
 // supervisor's goroutine calls Start, and its stack stays small), the
 // isolation and the notify socket, and logs what isolation is not
-// enforced.
+// enforced (once, until it changes).
 func (r *Runner) prepareStart() (*procinit.Launch, isolation, *health.NotifySocket, error) {
 	if err := prepare(r.opts.Layout, r.p); err != nil {
 		return nil, isolation{}, nil, err
@@ -112,10 +116,13 @@ func (r *Runner) prepareStart() (*procinit.Launch, isolation, *health.NotifySock
 		_ = iso.group.Remove()
 		return nil, isolation{}, nil, err
 	}
-	if len(launch.Warnings) > 0 && r.opts.Log != nil {
-		// One string, not a list: slog formats a list through fmt, whose
-		// frames would double the supervisor goroutine's stack.
-		r.opts.Log.Warn("isolation not enforced", "process", launch.Label, "warnings", strings.Join(launch.Warnings, "; "))
+	if warned := strings.Join(launch.Warnings, "; "); warned != r.warned && r.opts.Log != nil {
+		r.warned = warned
+		if warned != "" {
+			// One string, not a list: slog formats a list through fmt,
+			// whose frames would double the supervisor goroutine's stack.
+			r.opts.Log.Warn("isolation not enforced", "process", launch.Label, "warnings", warned)
+		}
 	}
 	return launch, iso, ns, nil
 }

@@ -92,31 +92,41 @@ func Drain(ctx context.Context, o DrainOptions) (Report, error) {
 	for i, j := range jobs {
 		wg.Go(func() {
 			start := time.Now()
-			err := drainJob(ctx, o, j)
-			rep.Results[i] = Result{Job: j, Err: err, Duration: time.Since(start)}
+			last, err := drainJob(ctx, o, j)
+			rep.Results[i] = Result{Job: j, Err: err, Duration: time.Since(start), Output: last.output, Exit: last.exit}
 		})
 	}
 	wg.Wait()
 	return rep, nil
 }
 
-// drainJob runs one job's drain loop.
-func drainJob(ctx context.Context, o DrainOptions, job string) error {
+// maxOutput bounds the answer a Result keeps.
+const maxOutput = 200
+
+// call is how a drain script's latest call ended.
+type call struct {
+	output string // its standard output, trimmed and bounded
+	exit   string // "exit status N" or the signal that ended it
+}
+
+// drainJob runs one job's drain loop and returns its last call.
+func drainJob(ctx context.Context, o DrainOptions, job string) (call, error) {
 	args, env := o.firstCall()
 	for {
 		var out bytes.Buffer
 		s := script{layout: o.Layout, job: job, name: "drain", args: args, env: env, stdout: &out}
-		err := s.run(ctx)
+		state, err := s.run(ctx)
+		last := call{output: bounded(strings.TrimSpace(out.String())), exit: exitOf(state)}
 		if errors.Is(err, ErrTimedOut) {
-			return err
+			return last, err
 		}
 		// As the agent: the exit code does not count, only the answer.
 		n, perr := ParseDrainOutput(out.String())
 		if perr != nil {
 			if err != nil {
-				return fmt.Errorf("%w (%v)", perr, err)
+				return last, fmt.Errorf("%w (%v)", perr, err)
 			}
-			return perr
+			return last, perr
 		}
 		wait := n
 		if wait < 0 {
@@ -125,13 +135,21 @@ func drainJob(ctx context.Context, o DrainOptions, job string) error {
 		select {
 		case <-o.Wait(time.Duration(wait) * time.Second):
 		case <-ctx.Done():
-			return fmt.Errorf("%w: %w", ErrTimedOut, context.Cause(ctx))
+			return last, fmt.Errorf("%w waiting %ds to call again: %w", ErrTimedOut, wait, context.Cause(ctx))
 		}
 		if n >= 0 {
-			return nil
+			return last, nil
 		}
 		args, env = []string{"job_check_status", "hash_unchanged"}, o.stateEnv(false)
 	}
+}
+
+// bounded cuts s to maxOutput bytes.
+func bounded(s string) string {
+	if len(s) > maxOutput {
+		return s[:maxOutput] + "..."
+	}
+	return s
 }
 
 // firstCall returns the arguments and environment of the first call.

@@ -28,6 +28,11 @@ type Result struct {
 	Job      string
 	Err      error // nil on success; wraps ErrTimedOut when it was ended
 	Duration time.Duration
+	// For a drain, the last call's answer (its standard output, trimmed,
+	// at most maxOutput bytes) and how it ended ("exit status 1", "signal:
+	// terminated"; "" when the budget ended between two calls).
+	Output string
+	Exit   string
 }
 
 // Report is the outcome of one hook or drain over all jobs, in job order.
@@ -79,7 +84,7 @@ func RunHook(ctx context.Context, o HookOptions) (Report, error) {
 			}
 			defer cancel()
 			start := time.Now()
-			err := script{layout: o.Layout, job: j, name: o.Hook, env: o.Env}.run(sctx)
+			_, err := script{layout: o.Layout, job: j, name: o.Hook, env: o.Env}.run(sctx)
 			rep.Results[i] = Result{Job: j, Err: err, Duration: time.Since(start)}
 		})
 	}

@@ -48,20 +48,21 @@ var ErrTimedOut = errors.New("timed out")
 // {stdout,stderr}.log (and stdout also to s.stdout when set). When ctx ends
 // first, the script's process group gets SIGTERM, then SIGKILL after
 // killGrace, and the error wraps ErrTimedOut. A non-zero exit is an
-// *exec.ExitError.
-func (s script) run(ctx context.Context) error {
+// *exec.ExitError. The state is how the script ended, nil when it did not
+// start.
+func (s script) run(ctx context.Context) (*os.ProcessState, error) {
 	logDir := s.layout.LogDir(s.job)
 	if err := os.MkdirAll(logDir, 0o750); err != nil {
-		return fmt.Errorf("log directory: %w", err)
+		return nil, fmt.Errorf("log directory: %w", err)
 	}
 	out, err := openAppend(filepath.Join(logDir, s.name+".stdout.log"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer out.Close()
 	errf, err := openAppend(filepath.Join(logDir, s.name+".stderr.log"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer errf.Close()
 
@@ -73,7 +74,7 @@ func (s script) run(ctx context.Context) error {
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("run %s: %w", s.name, err)
+		return nil, fmt.Errorf("run %s: %w", s.name, err)
 	}
 	// Scripts run at a lower priority than the supervisor, as the agent's.
 	_ = unix.Setpriority(unix.PRIO_PROCESS, cmd.Process.Pid, 5)
@@ -81,7 +82,7 @@ func (s script) run(ctx context.Context) error {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		return err
+		return cmd.ProcessState, err
 	case <-ctx.Done():
 	}
 	pgid := cmd.Process.Pid
@@ -95,7 +96,16 @@ func (s script) run(ctx context.Context) error {
 		<-done
 	}
 	_ = unix.Kill(-pgid, unix.SIGKILL) // whatever it left behind
-	return fmt.Errorf("%w: %w", ErrTimedOut, context.Cause(ctx))
+	return cmd.ProcessState, fmt.Errorf("%w: %w", ErrTimedOut, context.Cause(ctx))
+}
+
+// exitOf says how a script ended: "exit status N", "signal: NAME", or ""
+// when it did not start.
+func exitOf(st *os.ProcessState) string {
+	if st == nil {
+		return ""
+	}
+	return st.String()
 }
 
 // environ is vigil's environment with the agent's PATH in place of its own.

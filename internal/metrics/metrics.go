@@ -45,6 +45,7 @@ type Metrics struct {
 	configErrors   uint64
 	eventsLost     uint64
 	exits          map[[2]string]*exitTrack // by job and process
+	drains         map[string]*[2]uint64    // by job: succeeded, failed (vigil container)
 }
 
 // New returns metrics with nothing observed yet.
@@ -53,6 +54,7 @@ func New() *Metrics {
 		restartLatency: newHistogram(restartBounds()),
 		requests:       map[string]*histogram{},
 		exits:          map[[2]string]*exitTrack{},
+		drains:         map[string]*[2]uint64{},
 	}
 }
 
@@ -95,6 +97,17 @@ func (m *Metrics) Observe(ev control.Event) {
 		m.configErrors++
 	case control.EventLost:
 		m.eventsLost += uint64(ev.Lost)
+	case control.EventDrained, control.EventDrainFailed:
+		n := m.drains[ev.Job]
+		if n == nil {
+			n = &[2]uint64{}
+			m.drains[ev.Job] = n
+		}
+		if ev.Kind == control.EventDrained {
+			n[0]++
+		} else {
+			n[1]++
+		}
 	}
 }
 
@@ -137,6 +150,13 @@ func (m *Metrics) addDaemon(s *promtext.Set) {
 		Add(float64(m.configErrors))
 	s.Counter("vigil_metrics_events_lost_total", "Events the metrics fell behind on (their counts may be short by as many).").
 		Add(float64(m.eventsLost))
+	if len(m.drains) > 0 {
+		d := s.Counter("vigil_drains_total", "Drain scripts run by vigil container, by job and outcome (succeeded, failed).")
+		for job, n := range m.drains {
+			d.Add(float64(n[0]), "bosh_job", job, "outcome", "succeeded")
+			d.Add(float64(n[1]), "bosh_job", job, "outcome", "failed")
+		}
+	}
 }
 
 // statusTimeout bounds the status a scrape reads (under the systemd back

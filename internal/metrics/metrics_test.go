@@ -70,6 +70,9 @@ func TestProcessMetrics(t *testing.T) {
 		{Kind: control.EventRestarted, Job: "web", Process: "server", DownSeconds: 0.2},
 		{Kind: control.EventConfigError, Job: "bad"},
 		{Kind: control.EventLost, Lost: 5},
+		{Kind: control.EventDrained, Job: "web"},
+		{Kind: control.EventDrainFailed, Job: "router"},
+		{Kind: control.EventDrainFailed, Job: "router"},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -121,6 +124,9 @@ func TestProcessMetrics(t *testing.T) {
 		{"vigil_config_load_errors_total", nil, 1},
 		{"vigil_restart_latency_seconds", nil, 2},
 		{"vigil_metrics_events_lost_total", nil, 5},
+		{"vigil_drains_total", []string{"bosh_job", "web", "outcome", "succeeded"}, 1},
+		{"vigil_drains_total", []string{"bosh_job", "web", "outcome", "failed"}, 0},
+		{"vigil_drains_total", []string{"bosh_job", "router", "outcome", "failed"}, 2},
 	} {
 		if got, ok := metricstest.Value(fams, c.name, c.labels...); !ok || got != c.want {
 			t.Errorf("%s%v = %v (found: %v), want %v", c.name, c.labels, got, ok, c.want)

@@ -27,7 +27,7 @@ var eventKinds = []string{control.EventAction, control.EventStarted, control.Eve
 	control.EventOOMKilled, control.EventBackoff, control.EventStopping, control.EventEscalated, control.EventStopped,
 	control.EventGaveUp, control.EventProbeFailed, control.EventProbeRecovered, control.EventHealthy,
 	control.EventUnhealthy, control.EventReady, control.EventNotReady, control.EventUnmonitored,
-	control.EventMonitored, control.EventConfigError, control.EventLost}
+	control.EventMonitored, control.EventConfigError, control.EventDrained, control.EventDrainFailed, control.EventLost}
 
 // eventClass groups the kinds: what went wrong ("problem"), what
 // operators did and the stops they asked for ("operator"), and the rest
@@ -36,7 +36,7 @@ func eventClass(kind string) string {
 	switch kind {
 	case control.EventExited, control.EventOOMKilled, control.EventGaveUp, control.EventProbeFailed,
 		control.EventUnhealthy, control.EventNotReady, control.EventBackoff, control.EventConfigError,
-		control.EventLost, control.EventEscalated:
+		control.EventLost, control.EventEscalated, control.EventDrainFailed:
 		return "problem"
 	case control.EventAction, control.EventStopping, control.EventStopped, control.EventUnmonitored,
 		control.EventMonitored:

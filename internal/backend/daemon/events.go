@@ -18,6 +18,10 @@ func (d *Daemon) Events(ctx context.Context, recent int) (<-chan control.Event, 
 	return d.events.Subscribe(ctx, recent), nil
 }
 
+// Publish sends an event that no process's status carries (vigil
+// container's drain outcomes) to the event stream's readers.
+func (d *Daemon) Publish(ev control.Event) { d.events.Publish(ev) }
+
 // LastSeq implements control.EventSeq: the latest event's number.
 func (d *Daemon) LastSeq() uint64 { return d.events.LastSeq() }
 

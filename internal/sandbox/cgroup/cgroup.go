@@ -83,7 +83,8 @@ func wanted(l Limits) []string {
 // delegated to the caller's unit (see Base), else at the root. Only what
 // this machine lacks is a warning: a controller that is not there (each
 // warning names the limits it leaves unenforced; with none at all, Create
-// returns no group and no error) or swap accounting. Anything else that
+// returns no group and no error), a hierarchy mounted read-only (a
+// container's own cgroup), or swap accounting. Anything else that
 // fails (the mount table or a controller file cannot be read, a directory
 // cannot be made, a limit cannot be written) is an error: the process must
 // not run without the limits it was given.
@@ -92,8 +93,12 @@ func Create(rel string, l Limits) (*Group, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	ro, err := readOnlyMounts()
+	if err != nil {
+		return nil, nil, err
+	}
 	want := wanted(l)
-	if unified != "" {
+	if unified != "" && !ro[unified] {
 		base, err := Base(unified)
 		if err != nil {
 			return nil, nil, err
@@ -110,8 +115,15 @@ func Create(rel string, l Limits) (*Group, []string, error) {
 	var warns []string
 	for _, c := range want {
 		root, ok := v1[c]
-		if !ok {
+		switch {
+		case !ok && ro[unified]:
+			warns = append(warns, readOnlyWarning(c, unified, l))
+			continue
+		case !ok:
 			warns = append(warns, fmt.Sprintf("no %s cgroup controller: %s", c, notEnforced(c, l)))
+			continue
+		case ro[root]:
+			warns = append(warns, readOnlyWarning(c, root, l))
 			continue
 		}
 		dir := filepath.Join(root, "vigil", rel)
