@@ -26,6 +26,17 @@ func createV2(dir, root string, want []string, l Limits) (*Group, []string, erro
 	}
 	g := &Group{v2: true, dirs: map[string]string{"": dir}}
 	g.Kill()
+	warns, err := limitV2(dir, l)
+	if err != nil {
+		_ = g.Remove()
+		return nil, nil, err
+	}
+	return g, warns, nil
+}
+
+// limitV2 writes l into the group at dir; only missing swap accounting is
+// a warning.
+func limitV2(dir string, l Limits) ([]string, error) {
 	var warns []string
 	var errs []error
 	set := func(file, v string) {
@@ -53,11 +64,7 @@ func createV2(dir, root string, want []string, l Limits) (*Group, []string, erro
 	if l.CPUSet != "" {
 		set("cpuset.cpus", l.CPUSet)
 	}
-	if err := errors.Join(errs...); err != nil {
-		_ = g.Remove()
-		return nil, nil, err
-	}
-	return g, warns, nil
+	return warns, errors.Join(errs...)
 }
 
 func members(dir string) []int {
@@ -115,9 +122,17 @@ func counter(file, key string) int {
 }
 
 // Remove kills what is left and removes the group's directories, and
-// their parents below vigil/ once those are empty.
+// their parents below vigil/ once those are empty. A scope's cgroup is
+// only emptied (systemd removes it), its init no longer spared: Remove
+// comes once the init is gone.
 func (g *Group) Remove() error {
 	if g == nil {
+		return nil
+	}
+	if g.scope {
+		all := *g
+		all.keep = 0
+		all.Kill()
 		return nil
 	}
 	g.Kill()
