@@ -32,6 +32,7 @@ type Group struct {
 	v2    bool
 	scope bool              // systemd's scope: emptied, never removed, here
 	keep  int               // a scope's init, spared by Kill and Signal; 0 for none
+	ino   uint64            // a scope's cgroup, by its directory's inode (see within)
 	dirs  map[string]string // controller ("" on v2) → directory
 }
 

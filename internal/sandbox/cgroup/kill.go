@@ -31,13 +31,15 @@ func (g *Group) Kill() {
 	deadline := time.Now().Add(killWait)
 	for _, dir := range g.dirs {
 		rel := relOf(dir)
-		signalled := g.v2 && g.keep == 0 && write(dir, "cgroup.kill", "1") == nil
-		for time.Now().Before(deadline) {
-			pids := g.others(members(dir))
-			if len(pids) == 0 || !awaitExit(rel, pids, !signalled, deadline) {
-				break
+		g.within(dir, func(at string) {
+			signalled := g.v2 && g.keep == 0 && write(at, "cgroup.kill", "1") == nil
+			for time.Now().Before(deadline) {
+				pids := g.others(members(at))
+				if len(pids) == 0 || !awaitExit(rel, pids, !signalled, deadline) {
+					break
+				}
 			}
-		}
+		})
 	}
 }
 
@@ -50,10 +52,12 @@ func (g *Group) Signal() {
 		return
 	}
 	for _, dir := range g.dirs {
-		if g.v2 && g.keep == 0 && write(dir, "cgroup.kill", "1") == nil {
-			continue
-		}
-		awaitExit(relOf(dir), g.others(members(dir)), true, time.Now())
+		g.within(dir, func(at string) {
+			if g.v2 && g.keep == 0 && write(at, "cgroup.kill", "1") == nil {
+				return
+			}
+			awaitExit(relOf(dir), g.others(members(at)), true, time.Now())
+		})
 	}
 }
 

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Scope is the group of a systemd scope's cgroup at dir, on the unified
@@ -16,18 +19,48 @@ import (
 // group (the executable's tree, and what escaped it), never the init,
 // which reports its executable's end itself. A group the caller itself
 // runs in (the init cleaning up at its end) is left alone altogether: the
-// caller would kill itself, and what it started ends with it.
+// caller would kill itself, and what it started ends with it. The group
+// is the cgroup at dir when Scope is called: once systemd has removed it,
+// a later scope of the same name (the process's next instance) is another
+// group, which nothing done here reaches.
 func Scope(dir string, keep int) *Group {
-	return &Group{v2: true, scope: true, keep: keep, dirs: map[string]string{"": dir}}
+	g := &Group{v2: true, scope: true, keep: keep, dirs: map[string]string{"": dir}}
+	var st unix.Stat_t
+	if unix.Stat(dir, &st) == nil {
+		g.ino = st.Ino
+	}
+	return g
 }
 
 // Limit writes l into a scope's cgroup (see Create for what is a
 // warning and what an error).
 func (g *Group) Limit(l Limits) ([]string, error) {
-	if !g.v2 {
-		return nil, fmt.Errorf("cgroup: limits of a scope need the unified hierarchy")
+	var warns []string
+	err := fmt.Errorf("cgroup: the scope %s is gone", g.dirs[""])
+	g.within(g.dirs[""], func(at string) { warns, err = limitV2(at, l) })
+	return warns, err
+}
+
+// within runs f with a path that reaches dir, one of the group's
+// directories. A scope's is reached through a descriptor held on its
+// directory once that is seen to be the group's own cgroup (its inode, the
+// cgroup's id), so that f never reaches a later cgroup of the same name;
+// when the group's cgroup is gone, f is not called.
+func (g *Group) within(dir string, f func(at string)) {
+	if !g.scope {
+		f(dir)
+		return
 	}
-	return limitV2(g.dirs[""], l)
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || g.ino == 0 || st.Ino != g.ino {
+		return
+	}
+	f("/proc/self/fd/" + strconv.Itoa(fd))
 }
 
 // PathOf is the directory of pid's cgroup on the unified hierarchy (the

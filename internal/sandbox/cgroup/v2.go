@@ -83,12 +83,11 @@ func members(dir string) []int {
 
 // Empty reports whether no process is left in the group.
 func (g *Group) Empty() bool {
+	empty := true
 	for _, dir := range g.dirs {
-		if len(members(dir)) > 0 {
-			return false
-		}
+		g.within(dir, func(at string) { empty = empty && len(members(at)) == 0 })
 	}
-	return true
+	return empty
 }
 
 // OOMKills is how many processes of the group the OOM killer has killed.
@@ -97,7 +96,9 @@ func (g *Group) OOMKills() int {
 		return 0
 	}
 	if g.v2 {
-		return counter(filepath.Join(g.dirs[""], "memory.events"), "oom_kill")
+		n := 0
+		g.within(g.dirs[""], func(at string) { n = counter(filepath.Join(at, "memory.events"), "oom_kill") })
+		return n
 	}
 	if dir, ok := g.dirs["memory"]; ok {
 		return counter(filepath.Join(dir, "memory.oom_control"), "oom_kill")
