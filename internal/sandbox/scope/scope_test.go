@@ -113,9 +113,11 @@ func TestPlaceWaitsForThePreviousScope(t *testing.T) {
 	<-waiting
 	_ = old.Process.Kill()
 	_ = old.Wait()
+	gone := time.Now()
 	if err := <-placed; err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("vmrig: the scope made again %s after its previous process was reaped", time.Since(gone).Round(time.Millisecond))
 
 	if dir, err := cgroup.PathOf(next.Process.Pid); err != nil || filepath.Base(dir) != name {
 		t.Errorf("the next instance runs in %s (%v), want %s", dir, err, name)
