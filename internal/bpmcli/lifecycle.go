@@ -52,7 +52,9 @@ func (c *cli) start(t target, _ parsed) error {
 	sp := log.session("start-process")
 	sp.info("starting")
 	defer sp.info("complete")
-	if _, err := c.runner(p).StartDetached(ctx); err != nil {
+	r, release := c.runner(p)
+	defer release()
+	if _, err := r.StartDetached(ctx); err != nil {
 		log.error("failed-to-start", err)
 		return fmt.Errorf("failed to start job-process: %w", err)
 	}
@@ -237,7 +239,9 @@ func (c *cli) runForeground(t target, fl parsed) error {
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, forwardedSignals()...)
 	defer signal.Stop(sigs)
-	pr, err := c.runner(p).StartForeground(ctx, c.env.Stdout, c.env.Stderr)
+	r, release := c.runner(p)
+	defer release()
+	pr, err := r.StartForeground(ctx, c.env.Stdout, c.env.Stderr)
 	if err != nil {
 		log.error("failed-to-run", err)
 		return fmt.Errorf("failed to run job-process: %w", err)

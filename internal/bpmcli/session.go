@@ -143,13 +143,26 @@ func (e *notPresentError) Error() string {
 	return fmt.Sprintf("process %q not present in job configuration (%s)", e.proc, e.config)
 }
 
-func (c *cli) runner(p job.Process) *launch.Runner {
+// runner is the Runner of p, as bpm starts it without a daemon: with the
+// isolation on, where systemd is PID 1, its init goes into its own scope as
+// runc puts bpm's container. The returned func releases what it holds,
+// once the start is made.
+func (c *cli) runner(p job.Process) (*launch.Runner, func()) {
 	init := c.env.Self
 	if c.env.Init != nil {
 		init = c.env.Init()
 	}
-	return launch.NewRunner(p, launch.Options{Layout: c.layout, Init: init, InitEnv: c.env.InitEnv,
-		NoIsolation: c.env.Getenv(launch.IsolationEnv) == "off"})
+	opts := launch.Options{Layout: c.layout, Init: init, InitEnv: c.env.InitEnv,
+		NoIsolation: c.env.Getenv(launch.IsolationEnv) == "off"}
+	if opts.NoIsolation {
+		return launch.NewRunner(p, opts), func() {}
+	}
+	opts.Scopes = launch.SystemdScopes()
+	return launch.NewRunner(p, opts), func() {
+		if opts.Scopes != nil {
+			_ = opts.Scopes.Close()
+		}
+	}
 }
 
 // state is what a process is doing, as bpm list shows it.

@@ -40,8 +40,10 @@ func Adopt(l boshpath.Layout, jobName, procName string) (supervise.Process, erro
 	if kids := procinit.ChildrenOf(it.PID); len(kids) > 0 {
 		exec = kids[0]
 	}
-	if exec > 0 {
-		a.group = cgroup.Of(exec) // ours to remove once the init is gone
+	if exec > 0 { // its group is ours to remove once the init is gone
+		if a.group = cgroup.Of(exec); a.group == nil {
+			a.group = adoptedScope(l, jobName, procName, it.PID, exec)
+		}
 	}
 	a.events <- supervise.ProcessEvent{Running: true, ExecPID: exec} // ready before Adopt returns
 	go a.watch()

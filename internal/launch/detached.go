@@ -19,8 +19,9 @@ import (
 // the foreground.
 
 // spawnInit starts a fresh init for the process with stdout and stderr as
-// its fds 1 and 2, and returns it with the launch to send it.
-func (r *Runner) spawnInit(stdout, stderr *os.File) (*spare, *procinit.Launch, error) {
+// its fds 1 and 2, puts it in its scope (with Options.Scopes), and returns
+// it with the launch to send it.
+func (r *Runner) spawnInit(ctx context.Context, stdout, stderr *os.File) (*spare, *procinit.Launch, error) {
 	launch := r.launch()
 	iso, err := r.isolate(launch)
 	if err != nil {
@@ -29,6 +30,10 @@ func (r *Runner) spawnInit(stdout, stderr *os.File) (*spare, *procinit.Launch, e
 	s, err := startInit(r.opts.Init, r.opts.InitEnv, launch.Label, stdout, stderr, iso.cloneFlags)
 	if err != nil {
 		_ = iso.group.Remove()
+		return nil, nil, err
+	}
+	if err := r.place(ctx, &iso, launch, s.cmd.Process.Pid); err != nil {
+		s.discard()
 		return nil, nil, err
 	}
 	return s, launch, nil
@@ -45,7 +50,7 @@ func (r *Runner) StartDetached(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	s, launch, err := r.spawnInit(logs[0], logs[1])
+	s, launch, err := r.spawnInit(ctx, logs[0], logs[1])
 	closeAll(logs) // the init has its own copies
 	if err != nil {
 		return 0, err
@@ -97,7 +102,7 @@ func notStarted(e supervise.Exit) error {
 // written, and the output goes both to the log files and to stdout and
 // stderr. The returned process reports as Start's do; its exit is reported
 // once the output has been copied. Its Signal passes signals on.
-func (r *Runner) StartForeground(_ context.Context, stdout, stderr io.Writer) (supervise.Process, error) {
+func (r *Runner) StartForeground(ctx context.Context, stdout, stderr io.Writer) (supervise.Process, error) {
 	logs, err := r.prepareLogs()
 	if err != nil {
 		return nil, err
@@ -114,7 +119,7 @@ func (r *Runner) StartForeground(_ context.Context, stdout, stderr io.Writer) (s
 		fg.pipes = append(fg.pipes, pr)
 		fg.copying.Go(func() { _, _ = io.Copy(tee{logs[i], w}, pr) })
 	}
-	s, launch, err := r.spawnInit(ends[0], ends[1])
+	s, launch, err := r.spawnInit(ctx, ends[0], ends[1])
 	closeAll(ends) // the init has its own copies: the copies end with it
 	if err != nil {
 		fg.finish()

@@ -73,12 +73,15 @@ func (r *Runner) instanceID() uint64 {
 // isolation is what a start sets up for the process's confinement.
 type isolation struct {
 	cloneFlags uintptr       // namespaces the init is created in
-	group      *cgroup.Group // nil without a cgroup
+	group      *cgroup.Group // nil without a cgroup (or before the init is placed in its scope)
+	scope      string        // the scope the init goes into (Options.Scopes), "" for none
+	limits     cgroup.Limits // the scope's limits
 }
 
 // isolate fills the launch's sandbox and warnings: it builds the sandbox
 // spec, prepares the host (ownership, volumes, shared mounts) and creates
-// the process's cgroup with its limits. What this machine cannot enforce
+// the process's cgroup with its limits, or, with Options.Scopes, names the
+// scope its init goes into once it runs (Runner.place). What this machine cannot enforce
 // (a missing cgroup controller) becomes a warning; what is misconfigured
 // (a bad volume, a user that does not exist) and what fails (a lookup, a
 // cgroup that cannot be made or limited) fails the start, which is then
@@ -107,7 +110,11 @@ func (r *Runner) isolate(launch *procinit.Launch) (isolation, error) {
 	var iso isolation
 	lim := cgroup.Limits{Memory: p.Limits.Memory, Pids: p.Limits.Processes,
 		CPUWeight: p.Limits.CPUWeight, CPUQuota: p.Limits.CPUQuota, CPUSet: p.Limits.CPUSet, CPUSetMems: p.Limits.CPUSetMems}
-	if !r.opts.NoCgroup {
+	switch {
+	case r.opts.NoCgroup:
+	case r.opts.Scopes != nil:
+		iso.scope, iso.limits = scopeName(l.Root(), p.Job, p.Name), lim
+	default:
 		g, cw, err := cgroup.Create(cgroupName(l.Root(), p.Job, p.Name, r.instanceID()), lim)
 		if err != nil {
 			return isolation{}, fmt.Errorf("failed to start job-process: %w", err)

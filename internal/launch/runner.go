@@ -45,6 +45,11 @@ type Options struct {
 	// cgroup of its own: the service manager (systemd, for a unit run by
 	// `vigil exec`) owns that cgroup and enforces the limits there.
 	NoCgroup bool
+	// Scopes, when set (SystemdScopes), puts each isolated process's init,
+	// and so everything it starts, in a scope of its own named as bpm's
+	// (see scopeName), with the process's limits, instead of a cgroup
+	// below vigil/.
+	Scopes Placer
 	// User replaces vcap as the default identity (tests on machines
 	// without a vcap user); "" means vcap.
 	User string
@@ -84,18 +89,19 @@ func NewRunner(p job.Process, opts Options) *Runner {
 }
 
 // Start prepares the directories, takes a spare init from the pool (or
-// starts a fresh one) and sends it the launch; the init opens the log
-// files. It returns once the init runs; the executable's start is reported
-// through the Process's events.
-func (r *Runner) Start(context.Context) (supervise.Process, error) {
+// starts a fresh one), puts it in its scope (with Options.Scopes) and
+// sends it the launch; the init opens the log files. It returns once the
+// init runs; the executable's start is reported through the Process's
+// events.
+func (r *Runner) Start(ctx context.Context) (supervise.Process, error) {
 	launch, iso, ns, err := r.prepareStart()
 	if err != nil {
 		return nil, err
 	}
-	if pr := r.startOnSpare(launch, iso, ns); pr != nil {
-		return pr, nil
+	if pr, err := r.startOnSpare(ctx, launch, &iso, ns); pr != nil || err != nil {
+		return pr, err
 	}
-	return r.startFresh(launch, iso, ns)
+	return r.startFresh(ctx, launch, &iso, ns)
 }
 
 // prepareStart makes the directories, the launch (on the heap: the
@@ -127,29 +133,41 @@ func (r *Runner) prepareStart() (*procinit.Launch, isolation, *health.NotifySock
 	return launch, iso, ns, nil
 }
 
-// startOnSpare sends the launch to a spare init from the pool; nil when
-// there is none, or it died waiting (it is discarded).
-func (r *Runner) startOnSpare(launch *procinit.Launch, iso isolation, ns *health.NotifySocket) *Process {
+// startOnSpare puts a spare init from the pool in its scope, if it has
+// one, and sends it the launch; nil and no error when there is no spare,
+// or it died waiting (it is discarded). A spare that cannot be placed is
+// discarded, and the start fails.
+func (r *Runner) startOnSpare(ctx context.Context, launch *procinit.Launch, iso *isolation, ns *health.NotifySocket) (*Process, error) {
 	s := r.opts.Pool.take(iso.cloneFlags, len(r.opts.Console) > 0)
 	if s == nil {
-		return nil
+		return nil, nil
 	}
-	pr := r.instance(s, iso)
+	if err := r.place(ctx, iso, launch, s.cmd.Process.Pid); err != nil {
+		s.discard()
+		_ = ns.Close()
+		return nil, err
+	}
+	pr := r.instance(s, *iso)
 	if s.recordAs(r.opts.Layout.InitRecord(r.p.Job, r.p.Name)) != nil || pr.send(launch) != nil {
 		s.discard() // a spare that died waiting: start a fresh one
-		return nil
+		return nil, nil
 	}
 	r.begin(pr, ns)
-	return pr
+	return pr, nil
 }
 
 // startFresh starts a new init for the launch.
-func (r *Runner) startFresh(launch *procinit.Launch, iso isolation, ns *health.NotifySocket) (*Process, error) {
+func (r *Runner) startFresh(ctx context.Context, launch *procinit.Launch, iso *isolation, ns *health.NotifySocket) (*Process, error) {
 	s, err := startInit(r.opts.Init, r.opts.InitEnv, launch.Label, nil, nil, iso.cloneFlags, r.opts.Console...)
 	if err != nil {
 		_ = iso.group.Remove()
 		_ = ns.Close()
 		return nil, fmt.Errorf("start %s: %w", launch.Label, err)
+	}
+	if err := r.place(ctx, iso, launch, s.cmd.Process.Pid); err != nil {
+		s.discard()
+		_ = ns.Close()
+		return nil, err
 	}
 	if err := recordInit(r.opts.Layout.InitRecord(r.p.Job, r.p.Name), s.cmd.Process.Pid, s.cmd.Path); err != nil {
 		// Unrecorded, the init could never be found again through its pid
@@ -159,7 +177,7 @@ func (r *Runner) startFresh(launch *procinit.Launch, iso isolation, ns *health.N
 		_ = ns.Close()
 		return nil, err
 	}
-	pr := r.instance(s, iso)
+	pr := r.instance(s, *iso)
 	if err := pr.send(launch); err != nil {
 		_ = s.cmd.Process.Kill() // the init cannot run without its launch: its exit is reported
 	}

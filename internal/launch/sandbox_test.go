@@ -31,6 +31,7 @@ type sandboxed struct {
 	rep    *testproc.Listener
 	bin    string // the test binary inside the root
 	init   string // the init's program: the test binary, unless set
+	scopes Placer // Options.Scopes
 	user   string
 	uid    int
 }
@@ -101,7 +102,8 @@ func (s *sandboxed) start(p job.Process) (*Runner, supervise.Process) {
 	if init == "" {
 		init, _ = os.Executable()
 	}
-	r := NewRunner(p, Options{Layout: s.layout, Init: init, InitEnv: []string{"GORACE=" + testproc.NoRaceExitDelay}, User: s.user})
+	r := NewRunner(p, Options{Layout: s.layout, Init: init, InitEnv: []string{"GORACE=" + testproc.NoRaceExitDelay},
+		User: s.user, Scopes: s.scopes})
 	pr, err := r.Start(context.Background())
 	if err != nil {
 		s.t.Fatal(err)

@@ -8,8 +8,9 @@ func GuestRecipe() Recipe {
 	return Recipe{
 		Suite: "trixie",
 		// monit: the stemcell's own monit, which vigil's release replaces
-		// and gives back (stemcell-release).
-		Packages: []string{"systemd", "systemd-sysv", "dbus", "udev", "kmod", "procps", "linux-image-amd64", "monit"},
+		// and gives back (stemcell-release). nftables: the agent's monit
+		// firewall (stemcell-firewall).
+		Packages: []string{"systemd", "systemd-sysv", "dbus", "udev", "kmod", "procps", "linux-image-amd64", "monit", "nftables"},
 		Users:    []string{"vcap:1000"},
 		Files: map[string]string{
 			"etc/hostname": "vigil-rig\n",

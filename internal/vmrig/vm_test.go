@@ -32,12 +32,16 @@ type scenario struct {
 var scenarios = []scenario{
 	{name: "target", pkg: "./internal/vmrig/guest", run: "^TestGuestIsTheTarget$"},
 	{name: "cgroup-v2", pkg: "./internal/sandbox/cgroup"},
+	{name: "scopes", pkg: "./internal/sandbox/scope"},
 	{name: "sandbox", pkg: "./internal/sandbox"},
 	{name: "proc-isolation", pkg: "./internal/launch", run: "Sandbox|NoIsolation|HostIsolation"},
 	{name: "daemon-isolation", pkg: "./internal/backend/daemon", run: "Sandbox|OOM|Enter|HostIsolation"},
 	// The release's side first: it leaves the guest as it found it.
 	{name: "stemcell-release", pkg: "./internal/vmrig/guest", run: "^TestStemcellRelease$", prepare: renderRelease},
 	{name: "stemcell-service", pkg: "./internal/vmrig/guest", run: "^TestStemcellService$"},
+	// On the service stemcell-service leaves running, under the agent's
+	// monit firewall.
+	{name: "stemcell-firewall", pkg: "./internal/vmrig/guest", run: "^TestStemcellFirewall$"},
 	{name: "stemcell-shutdown", late: true},
 	{name: "systemd-backend", pkg: "./internal/vmrig/guest", run: "^TestSystemdBackend$"},
 }

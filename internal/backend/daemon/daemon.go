@@ -72,7 +72,8 @@ type Daemon struct {
 	// stuck, holds the shutdown.
 	stopping context.Context
 	commands sync.WaitGroup
-	pool     *launch.Pool // spare inits for fast restarts; set by Run
+	pool     *launch.Pool  // spare inits for fast restarts; set by Run
+	scopes   launch.Placer // systemd's scopes for the processes where systemd is PID 1; set by Run
 	started  time.Time
 	// serveCtx lives as long as Run serves (set by Run): the extension's
 	// API serves until it is done.
@@ -137,6 +138,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 		if n > 0 {
 			d.log.Info("removed empty cgroups left behind", "count", n)
+		}
+		if d.scopes = launch.SystemdScopes(); d.scopes != nil {
+			defer d.scopes.Close()
 		}
 	}
 	closeInit, err := d.resolveInit()

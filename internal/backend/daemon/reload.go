@@ -223,7 +223,7 @@ func (d *Daemon) supervisorConfig(next *loaded, id supervise.ID) supervise.Confi
 	if sp := next.specs[id]; sp.program == "" {
 		r := launch.NewRunner(sp.proc, launch.Options{Layout: d.cfg.Layout, Init: d.init,
 			InitEnv: d.cfg.InitEnv, HookTimeout: d.cfg.HookTimeout, Pool: d.pool,
-			NoIsolation: d.cfg.NoIsolation, Log: d.log, Console: d.console()})
+			NoIsolation: d.cfg.NoIsolation, Scopes: d.scopes, Log: d.log, Console: d.console()})
 		next.runners[id] = r
 		cfg.Runner = r
 		cfg.Timing, cfg.Probes = backend.Supervision(sp.proc, d.cfg.Layout, d.cfg.Timing, r.StartInside)

@@ -29,10 +29,13 @@ type Limits struct {
 }
 
 // Group is one process's cgroup: one directory on v2, one per hierarchy on
-// v1.
+// v1, or a systemd scope's (see Scope).
 type Group struct {
-	v2   bool
-	dirs map[string]string // controller ("" on v2) → directory
+	v2    bool
+	scope bool              // systemd's scope: emptied, never removed, here
+	keep  int               // a scope's init, spared by Kill and Signal; 0 for none
+	ino   uint64            // a scope's cgroup, by its directory's inode (see within)
+	dirs  map[string]string // controller ("" on v2) → directory
 }
 
 // mounts finds the cgroup file systems: the unified hierarchy, if any, and
@@ -306,11 +309,16 @@ func write(dir, file, v string) error {
 
 // Open returns the group made of dirs (as listed by Dirs), for a process
 // that did not create it, e.g. the init cleaning up after its executable.
+// One directory of the unified hierarchy named NAME.scope is a systemd
+// scope's (see Scope).
 func Open(dirs []string) *Group {
+	if len(dirs) == 1 && strings.HasSuffix(dirs[0], ".scope") && isV2(dirs[0]) {
+		return Scope(dirs[0], 0)
+	}
 	g := &Group{dirs: map[string]string{}}
 	for i, d := range dirs {
 		key := strconv.Itoa(i)
-		if _, err := os.Stat(filepath.Join(d, "cgroup.controllers")); err == nil {
+		if isV2(d) {
 			g.v2, key = true, ""
 		} else if _, err := os.Stat(filepath.Join(d, "memory.oom_control")); err == nil {
 			key = "memory"
@@ -318,6 +326,12 @@ func Open(dirs []string) *Group {
 		g.dirs[key] = d
 	}
 	return g
+}
+
+// isV2 reports whether dir is a group of the unified hierarchy.
+func isV2(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "cgroup.controllers"))
+	return err == nil
 }
 
 // Dirs lists the directories the process joins (by writing its pid to

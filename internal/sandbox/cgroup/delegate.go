@@ -1,7 +1,6 @@
 package cgroup
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,18 +37,11 @@ func Base(unified string) (string, error) {
 // ownGroup is the directory of the caller's cgroup on the unified
 // hierarchy, "" when /proc/self/cgroup names none.
 func ownGroup(unified string) (string, error) {
-	f, err := os.Open("/proc/self/cgroup")
-	if err != nil {
-		return "", fmt.Errorf("cgroup: read own cgroup: %w", err)
+	path, err := v2Path("/proc/self/cgroup")
+	if err != nil || path == "" {
+		return "", err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if path, ok := strings.CutPrefix(sc.Text(), "0::"); ok {
-			return filepath.Join(unified, filepath.Clean("/"+path)), nil
-		}
-	}
-	return "", sc.Err()
+	return filepath.Join(unified, path), nil
 }
 
 // delegated reports whether systemd delegated dir to a unit.

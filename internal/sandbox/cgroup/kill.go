@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,47 +19,63 @@ const killWait = 5 * time.Second
 
 // Kill kills every process in the group and returns once none is left (or
 // after killWait, or when the members cannot be read). On v2 the kernel
-// kills them all at once (cgroup.kill); on v1, and on v2 kernels without
-// cgroup.kill, each member is sent SIGKILL through a pidfd. Either way the
-// wait is on the members' pidfds, which turn readable as each exits.
+// kills them all at once (cgroup.kill); on v1, on v2 kernels without
+// cgroup.kill, and in a scope whose init still runs (its kept pid), each
+// member is sent SIGKILL through a pidfd. Either way the wait is on the
+// members' pidfds, which turn readable as each exits. A scope the caller
+// runs in is not touched (see Scope).
 func (g *Group) Kill() {
-	if g == nil {
+	if g == nil || g.scope && g.holdsCaller() {
 		return
 	}
 	deadline := time.Now().Add(killWait)
 	for _, dir := range g.dirs {
-		signalled := g.v2 && write(dir, "cgroup.kill", "1") == nil
-		for time.Now().Before(deadline) {
-			pids := members(dir)
-			if len(pids) == 0 || !awaitExit(dir, pids, !signalled, deadline) {
-				break
+		rel := relOf(dir)
+		g.within(dir, func(at string) {
+			signalled := g.v2 && g.keep == 0 && write(at, "cgroup.kill", "1") == nil
+			for time.Now().Before(deadline) {
+				pids := g.others(members(at))
+				if len(pids) == 0 || !awaitExit(rel, pids, !signalled, deadline) {
+					break
+				}
 			}
-		}
+		})
 	}
 }
 
-// Signal sends SIGKILL to every process in the group and returns at once,
-// for a caller that learns of the end otherwise (a supervisor, from the
-// init's exit): the members' exits are not waited for.
+// Signal sends SIGKILL to every process in the group (but a scope's kept
+// init) and returns at once, for a caller that learns of the end
+// otherwise (a supervisor, from the init's exit): the members' exits are
+// not waited for.
 func (g *Group) Signal() {
-	if g == nil {
+	if g == nil || g.scope && g.holdsCaller() {
 		return
 	}
 	for _, dir := range g.dirs {
-		if g.v2 && write(dir, "cgroup.kill", "1") == nil {
-			continue
-		}
-		awaitExit(dir, members(dir), true, time.Now())
+		g.within(dir, func(at string) {
+			if g.v2 && g.keep == 0 && write(at, "cgroup.kill", "1") == nil {
+				return
+			}
+			awaitExit(relOf(dir), g.others(members(at)), true, time.Now())
+		})
 	}
 }
 
-// awaitExit takes a pidfd on each pid of dir's members and, once the
-// pidfd's process is seen to be in dir (so that a pid reused since the
-// members were read is neither signalled nor waited for), sends it SIGKILL
-// when kill; then it waits until every one of them has exited, or until
-// deadline. It reports whether any of them was alive, so that a caller
+// others is pids without the group's kept pid.
+func (g *Group) others(pids []int) []int {
+	if g.keep == 0 {
+		return pids
+	}
+	return slices.DeleteFunc(pids, func(p int) bool { return p == g.keep })
+}
+
+// awaitExit takes a pidfd on each of a group's member pids and, once
+// the pidfd's process is seen to be in the group, whose path in
+// /proc/PID/cgroup is rel (so that a pid reused since the members were
+// read is neither signalled nor waited for), sends it SIGKILL when kill;
+// then it waits until every one of them has exited, or until deadline. It reports whether any of them was alive, so that a caller
 // re-reading the members stops once only the dead are listed.
-func awaitExit(dir string, pids []int, kill bool, deadline time.Time) bool {
+func awaitExit(rel string, pids []int, kill bool, deadline time.Time) bool {
 	var fds []unix.PollFd
 	var owned []int
 	defer func() {
@@ -72,7 +89,7 @@ func awaitExit(dir string, pids []int, kill bool, deadline time.Time) bool {
 			continue // gone already
 		}
 		owned = append(owned, fd)
-		if !inGroup(pid, dir) {
+		if !inGroup(pid, rel) {
 			continue
 		}
 		if kill {
@@ -131,7 +148,7 @@ func removeEmpty(dir string) error {
 		case !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline):
 			return fmt.Errorf("remove cgroup %s: %w", dir, err)
 		}
-		if pids := members(dir); len(pids) > 0 && awaitExit(dir, pids, true, deadline) {
+		if pids := members(dir); len(pids) > 0 && awaitExit(relOf(dir), pids, true, deadline) {
 			continue
 		}
 		t := time.NewTimer(pause)
@@ -140,15 +157,12 @@ func removeEmpty(dir string) error {
 	}
 }
 
-// inGroup reports whether pid is in the group at dir, by its
-// /proc/PID/cgroup: one of its lines names dir's path below the
-// hierarchy's mount point (vigil's groups all lie below a "vigil" level).
-func inGroup(pid int, dir string) bool {
-	i := strings.Index(dir, "/vigil/")
-	if i < 0 {
+// inGroup reports whether pid is in the group whose path below the
+// hierarchy's mount point is rel (see relOf), by its /proc/PID/cgroup.
+func inGroup(pid int, rel string) bool {
+	if rel == "" {
 		return false
 	}
-	rel := dir[i:]
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
 	if err != nil {
 		return false

@@ -26,6 +26,17 @@ func createV2(dir, root string, want []string, l Limits) (*Group, []string, erro
 	}
 	g := &Group{v2: true, dirs: map[string]string{"": dir}}
 	g.Kill()
+	warns, err := limitV2(dir, l)
+	if err != nil {
+		_ = g.Remove()
+		return nil, nil, err
+	}
+	return g, warns, nil
+}
+
+// limitV2 writes l into the group at dir; only missing swap accounting is
+// a warning.
+func limitV2(dir string, l Limits) ([]string, error) {
 	var warns []string
 	var errs []error
 	set := func(file, v string) {
@@ -56,11 +67,7 @@ func createV2(dir, root string, want []string, l Limits) (*Group, []string, erro
 	if l.CPUSetMems != "" {
 		set("cpuset.mems", l.CPUSetMems)
 	}
-	if err := errors.Join(errs...); err != nil {
-		_ = g.Remove()
-		return nil, nil, err
-	}
-	return g, warns, nil
+	return warns, errors.Join(errs...)
 }
 
 func members(dir string) []int {
@@ -79,12 +86,11 @@ func members(dir string) []int {
 
 // Empty reports whether no process is left in the group.
 func (g *Group) Empty() bool {
+	empty := true
 	for _, dir := range g.dirs {
-		if len(members(dir)) > 0 {
-			return false
-		}
+		g.within(dir, func(at string) { empty = empty && len(members(at)) == 0 })
 	}
-	return true
+	return empty
 }
 
 // OOMKills is how many processes of the group the OOM killer has killed.
@@ -93,7 +99,9 @@ func (g *Group) OOMKills() int {
 		return 0
 	}
 	if g.v2 {
-		return counter(filepath.Join(g.dirs[""], "memory.events"), "oom_kill")
+		n := 0
+		g.within(g.dirs[""], func(at string) { n = counter(filepath.Join(at, "memory.events"), "oom_kill") })
+		return n
 	}
 	if dir, ok := g.dirs["memory"]; ok {
 		return counter(filepath.Join(dir, "memory.oom_control"), "oom_kill")
@@ -118,9 +126,17 @@ func counter(file, key string) int {
 }
 
 // Remove kills what is left and removes the group's directories, and
-// their parents below vigil/ once those are empty.
+// their parents below vigil/ once those are empty. A scope's cgroup is
+// only emptied (systemd removes it), its init no longer spared: Remove
+// comes once the init is gone.
 func (g *Group) Remove() error {
 	if g == nil {
+		return nil
+	}
+	if g.scope {
+		all := *g
+		all.keep = 0
+		all.Kill()
 		return nil
 	}
 	g.Kill()

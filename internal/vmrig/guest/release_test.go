@@ -294,6 +294,12 @@ func releaseUpgrade(t *testing.T) {
 		t.Errorf("sig/rec was init %d, executable %d; now %d, %d", before.PID, before.ExecPID, after.PID, after.ExecPID)
 	}
 	t.Logf("vmrig: the new package's pre-start: daemon %d → %d (%s); sig/rec executable %d kept", daemon, st.Daemon.PID, exe, after.ExecPID)
+	// The restart carries to monit.service (Requires=), whose start (a
+	// reload of the new daemon) may still run: a start joins that job and
+	// returns once it is done, before the next deploy changes the
+	// property its guard reads (a deploy that came first had the guard
+	// give monit.service back under the agent's reload).
+	sh(t, "systemctl", "start", "monit.service")
 }
 
 // releaseRemoved: a deploy without the vigil job (its job and package

@@ -3,6 +3,7 @@ package guest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -20,7 +21,11 @@ import (
 const (
 	vcap      = "/var/vcap"
 	unitGroup = "/sys/fs/cgroup/system.slice/vigil.service"
-	sock      = vcap + "/sys/run/vigil/vigil.sock"
+	slice     = "/sys/fs/cgroup/system.slice"
+	// webScope is web/server's scope, named as bpm's (runc-bpm- and bpm's
+	// container ID, the '.' between job and process written .2e).
+	webScope = slice + "/runc-bpm-web.2eserver.scope"
+	sock     = vcap + "/sys/run/vigil/vigil.sock"
 	// termLoop logs the TERM it gets and exits on it.
 	termLoop = `trap "echo got TERM; exit 0" TERM; echo up; while :; do sleep 1 & wait $!; done`
 	// sigRecorder logs each signal it can catch, and exits on TERM.
@@ -41,6 +46,14 @@ var stemcellJobs = map[string]string{
 - name: rec
   executable: /bin/sh
   args: ["-c", '` + sigRecorder + `']
+`,
+	// stops slowly on its shutdown signal, INT: a TERM during its stop
+	// (systemd stopping its scope) would show in its log.
+	"slow": `processes:
+- name: slow
+  executable: /bin/sh
+  args: ["-c", 'trap "echo got INT; sleep 3; echo slow: stopped; exit 0" INT; trap "echo got TERM" TERM; echo up; while :; do sleep 1 & wait $!; done']
+  shutdown_signal: INT
 `,
 	// eats memory until the OOM killer ends it; after its second kill it
 	// waits an hour in backoff, so that every report can be read.
@@ -83,14 +96,17 @@ func installStemcell(t *testing.T) {
 	sh(t, "systemctl", "start", "monit.service") // as the agent does; it starts vigil.service first
 }
 
+// procOf is the process of a job: named as the job, but for these.
 func procOf(job string) string {
 	switch job {
 	case "web":
 		return "server"
 	case "sig":
 		return "rec"
+	case "hog":
+		return "eater"
 	}
-	return "eater"
+	return job
 }
 
 // TestStemcellService runs vigil as the stemcell's service (the unit in
@@ -121,21 +137,44 @@ func TestStemcellService(t *testing.T) {
 	// systemd has stopped vigil, that nothing was left.
 	sh(t, "systemctl", "start", "monit.service")
 	web = running(t, "web")
-	write(t, "/run/vigil-rig-census.pids", strconv.Itoa(web.PID)+" "+strconv.Itoa(web.ExecPID), 0o644)
-	appendLine(t, vcap+"/sys/log/web/server.stdout.log", "vmrig: shutdown")
+	slow := running(t, "slow")
+	write(t, "/run/vigil-rig-census.pids", fmt.Sprint(web.PID, web.ExecPID, slow.PID, slow.ExecPID), 0o644)
+	for _, log := range []string{"web/server", "slow/slow"} {
+		appendLine(t, vcap+"/sys/log/"+log+".stdout.log", "vmrig: shutdown")
+	}
 	write(t, "/etc/systemd/system/vigil-rig-census.service", censusUnit, 0o644)
 	sh(t, "systemctl", "daemon-reload")
 	sh(t, "systemctl", "start", "vigil-rig-census.service")
 }
 
-// stemcellLimits: cgroup v2 limits in the delegated subtree.
+// stemcellLimits: each process in its own scope, named as bpm's, with its
+// cgroup v2 limits; the daemon alone in its unit. What it finds is logged
+// first, for the report (and to show where processes went when it fails).
 func stemcellLimits(t *testing.T, web control.ProcessStatus) {
+	init := procStatus(t, web.PID)
+	t.Logf("vmrig: web/server: /proc/%d/cgroup (init, %s threads, resident %s) %s; /proc/%d/cgroup (executable) %s",
+		web.PID, init["Threads"], init["VmRSS"], readTrim(t, fmt.Sprintf("/proc/%d/cgroup", web.PID)),
+		web.ExecPID, readTrim(t, fmt.Sprintf("/proc/%d/cgroup", web.ExecPID)))
+	logLines(t, "cgls", sh(t, "systemd-cgls", "--no-pager", "--full", "/system.slice"))
+	for _, u := range []struct{ unit, props string }{
+		{filepath.Base(webScope), "Slice,Delegate,MemoryMax,TasksMax,OOMPolicy,Before,Conflicts"},
+		{"system.slice", "DefaultDependencies,Conflicts"},
+		{"vigil.service", "Conflicts,Before"},
+	} {
+		logLines(t, u.unit, sh(t, "systemctl", "show", u.unit, "-p", u.props))
+	}
 	dir := cgroupOf(t, web.ExecPID)
-	if !strings.HasPrefix(dir, unitGroup+"/vigil/") {
-		t.Fatalf("web/server's cgroup is %s, not below the unit's delegated %s", dir, unitGroup)
+	if dir != webScope {
+		t.Errorf("web/server's executable runs in %s, want its scope %s", dir, webScope)
+	}
+	if d := cgroupOf(t, web.PID); d != webScope {
+		t.Errorf("web/server's init runs in %s, want its scope %s", d, webScope)
 	}
 	if d := cgroupOf(t, status(t, sock).Daemon.PID); d != unitGroup+"/supervisor" {
 		t.Errorf("the daemon runs in %s, want %s/supervisor", d, unitGroup)
+	}
+	if left := groupsBelow(unitGroup); len(left) != 1 {
+		t.Errorf("vigil.service holds groups besides the daemon's: %v", left)
 	}
 	for file, want := range map[string]string{"memory.max": "67108864", "memory.swap.max": "0",
 		"pids.max": "20", "cpu.weight": "50", "cpu.max": "150000 100000", "cpuset.cpus": "0"} {
@@ -207,6 +246,9 @@ func stemcellRestart(t *testing.T) {
 	if st := show(t, "monit.service", "ActiveState")[0]; st != "active" {
 		t.Errorf("monit.service is %s after vigil.service's restart, want active (restarted with it)", st)
 	}
+	if d := cgroupOf(t, after.PID); d != webScope {
+		t.Errorf("web/server's init runs in %s after the restart, want its scope %s, kept", d, webScope)
+	}
 	t.Logf("vmrig: restart of vigil.service: daemon %d → %d; web/server init %d → %d, executable %d → %d",
 		before.Daemon.PID, st.Daemon.PID, web.PID, after.PID, web.ExecPID, after.ExecPID)
 }
@@ -227,24 +269,38 @@ func stemcellKill(t *testing.T) {
 	}
 }
 
-// stemcellStorm: a restart storm leaves no cgroup behind.
+// stemcellStorm: a restart storm leaves no cgroup behind: each restart of
+// the process makes its scope again, the daemon's restarts never touch it.
 func stemcellStorm(t *testing.T) {
 	for range 3 {
 		sh(t, "systemctl", "restart", "vigil.service")
 		p := running(t, "web")
-		sh(t, "kill", "-KILL", strconv.Itoa(p.ExecPID)) // the process is restarted in a new group
+		sh(t, "kill", "-KILL", strconv.Itoa(p.ExecPID)) // the process is restarted in its scope made anew
 		waitEvent(t, sock, 2*time.Minute, func(ev control.Event) bool {
 			return ev.Job == "web" && ev.Kind == control.EventRestarted && ev.Restarts > p.Restarts
 		})
-	}
-	for _, g := range groupsBelow(unitGroup + "/vigil") {
-		if strings.Count(strings.TrimPrefix(g, unitGroup+"/vigil/"), "/") == 3 && readTrim(t, g+"/cgroup.procs") == "" {
-			t.Errorf("empty instance group left behind: %s", g)
+		if d := cgroupOf(t, running(t, "web").ExecPID); d != webScope {
+			t.Errorf("the restarted web/server runs in %s, want %s", d, webScope)
 		}
 	}
-	if n := len(leaves(unitGroup + "/vigil/bosh/web/server")); n != 1 {
-		t.Errorf("web/server has %d instance groups, want 1: %v", n, groupsBelow(unitGroup+"/vigil/bosh/web"))
+	if left := groupsBelow(unitGroup); len(left) != 1 {
+		t.Errorf("vigil.service holds groups besides the daemon's: %v", left)
 	}
+	if n := len(scopesOf("runc-bpm-web.")); n != 1 {
+		t.Errorf("web has %d scopes, want 1: %v", n, scopesOf("runc-bpm-"))
+	}
+}
+
+// scopesOf lists the scopes of system.slice whose names begin with prefix.
+func scopesOf(prefix string) []string {
+	var out []string
+	entries, _ := os.ReadDir(slice)
+	for _, e := range entries {
+		if e.IsDir() && strings.HasPrefix(e.Name(), prefix) && strings.HasSuffix(e.Name(), ".scope") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }
 
 // stemcellStop: systemctl stop stops every job with the ladder and leaves nothing.
@@ -286,7 +342,46 @@ func TestStemcellShutdownCensus(t *testing.T) {
 		pids = append(pids, n)
 	}
 	checkStopped(t, pids, "vmrig: shutdown")
-	t.Log("vmrig: at the shutdown vigil stopped web/server with its TERM; no process and no cgroup left")
+	shutdownOrder(t)
+	_, slow, _ := strings.Cut(readTrim(t, vcap+"/sys/log/slow/slow.stdout.log"), "vmrig: shutdown")
+	if !strings.Contains(slow, "got INT") || !strings.Contains(slow, "slow: stopped") || strings.Contains(slow, "got TERM") {
+		t.Errorf("slow/slow at the shutdown, want its INT and its own end, no TERM from systemd:\n%s", slow)
+	}
+	t.Logf("vmrig: at the shutdown vigil stopped web/server with its TERM and slow/slow with its INT (a 3 s stop, no TERM from systemd: %q); no process, no cgroup and no scope left",
+		strings.TrimSpace(slow))
+}
+
+// shutdownOrder checks systemd's own log of the shutdown so far: from its
+// stop of vigil.service on, the jobs' scopes went only as vigil emptied
+// them (deactivated, never stopped by systemd), before vigil.service had
+// stopped.
+func shutdownOrder(t *testing.T) {
+	out := sh(t, "journalctl", "-b", "--no-pager", "-o", "cat", "_PID=1")
+	i := strings.LastIndex(out, "Stopping vigil.service")
+	if i < 0 {
+		t.Fatalf("systemd's log has no stop of vigil.service")
+	}
+	var lines []string
+	for _, l := range strings.Split(out[i:], "\n") {
+		if strings.Contains(l, "runc-bpm-") || strings.Contains(l, "vigil.service") {
+			lines = append(lines, l)
+		}
+	}
+	logLines(t, "shutdown:", strings.Join(lines, "\n"))
+	stopped := -1
+	for n, l := range lines {
+		switch {
+		case strings.Contains(l, "Stopped vigil.service"):
+			stopped = n
+		case strings.Contains(l, "Stopping runc-bpm-"):
+			t.Errorf("systemd stopped a job's scope: %s", l)
+		case strings.Contains(l, "runc-bpm-") && stopped >= 0:
+			t.Errorf("a scope went after vigil.service had stopped: %s", l)
+		}
+	}
+	if stopped < 0 {
+		t.Error("systemd's log has no end of vigil.service's stop")
+	}
 }
 
 // checkStopped asserts that the unit's daemon stopped web/server with its
@@ -308,6 +403,9 @@ func checkStopped(t *testing.T, pids []int, mark string) {
 	}
 	if left := groupsBelow(unitGroup); len(left) > 0 {
 		t.Errorf("cgroups left behind: %v", left)
+	}
+	if left := scopesOf("runc-bpm-"); len(left) > 0 {
+		t.Errorf("scopes left behind: %v", left)
 	}
 	if b, err := os.ReadFile(unitGroup + "/cgroup.procs"); err == nil && len(strings.TrimSpace(string(b))) > 0 {
 		t.Errorf("processes left in %s: %s", unitGroup, b)
@@ -370,6 +468,15 @@ func appendLine(t *testing.T, path, line string) {
 	defer f.Close()
 	if _, err := f.WriteString(line + "\n"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// logLines logs each line of text for the rig's report (which keeps the
+// lines that name it), prefixed with what.
+func logLines(t *testing.T, what, text string) {
+	t.Helper()
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		t.Logf("vmrig: %s %s", what, line)
 	}
 }
 

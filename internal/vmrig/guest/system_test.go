@@ -144,12 +144,18 @@ func alive(pid int) bool {
 // watchOnce returns when something is created in or moved into dir, or
 // after a second at most, or when ctx ends.
 func watchOnce(ctx context.Context, dir string) {
+	watchDir(ctx, dir, unix.IN_CREATE|unix.IN_MOVED_TO)
+}
+
+// watchDir returns when inotify reports one of the events of mask in dir,
+// or after a second at most, or when ctx ends.
+func watchDir(ctx context.Context, dir string, mask uint32) {
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		return
 	}
 	defer unix.Close(fd)
-	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_CREATE|unix.IN_MOVED_TO); err != nil {
+	if _, err := unix.InotifyAddWatch(fd, dir, mask); err != nil {
 		return
 	}
 	if ctx.Err() == nil {
