@@ -189,6 +189,9 @@ func tableRows(t *testing.T, r io.Reader) map[string][]string {
 		case strings.HasPrefix(line, "## "):
 			in = line == "## Packages"
 			continue
+		case in && (strings.HasPrefix(line, "<<<<<<< ") || strings.HasPrefix(line, ">>>>>>> ") || line == "======="):
+			t.Errorf("ARCHITECTURE.md: a conflict marker in the package table: %s", line)
+			continue
 		case !in || !strings.HasPrefix(line, "| `"):
 			continue
 		}
@@ -203,6 +206,9 @@ func tableRows(t *testing.T, r io.Reader) map[string][]string {
 			may = append(may, m[1])
 		}
 		slices.Sort(may)
+		if _, twice := rows[names[0][1]]; twice {
+			t.Errorf("ARCHITECTURE.md: two rows for %s (a merge that kept both sides?)", names[0][1])
+		}
 		rows[names[0][1]] = may
 	}
 	if err := sc.Err(); err != nil {
