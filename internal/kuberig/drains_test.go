@@ -32,9 +32,7 @@ func startPod(t *testing.T, e *env, pod string, grace int, ready func(PodStatus)
 		names = append(names, j.name)
 	}
 	logs := e.rig.FollowLogs(pod)
-	if err := e.rig.Apply(pod, manifest(t, podOf(pod, grace, sh, containers...))); err != nil {
-		t.Fatal(err)
-	}
+	applyPod(t, e, pod, manifest(t, podOf(pod, grace, sh, containers...)), grace)
 	ctx, cancel := context.WithTimeout(e.ctx, time.Minute)
 	defer cancel()
 	if _, err := e.rig.WaitPod(ctx, pod, func(st PodStatus, ok bool) bool { return ok && len(st.Containers) == len(jobs) && ready(st) }); err != nil {

@@ -292,3 +292,28 @@ func memoryLimit(t *testing.T, dir string) int64 {
 
 // killPid sends SIGKILL to a host process.
 func killPid(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
+
+// applyPod puts the pod's manifest in place. Should the test end with it
+// still there (a failure before its deletion), the cleanup removes it and
+// waits, within the grace and a margin, until the kubelet has torn the
+// pod down: a failed scenario leaves no container for the next one's
+// census of what runs.
+func applyPod(t *testing.T, e *env, pod string, manifest []byte, grace int) {
+	t.Helper()
+	if err := e.rig.Apply(pod, manifest); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.rig.Delete(pod); err != nil {
+			return // deleted by the scenario (or never there)
+		}
+		ctx, cancel := context.WithTimeout(e.ctx, time.Duration(grace+30)*time.Second)
+		defer cancel()
+		if _, err := e.rig.WaitPod(ctx, pod, func(_ PodStatus, ok bool) bool { return !ok }); err != nil {
+			t.Errorf("the pod left behind by a failure: %v", err)
+		}
+		if err := e.rig.WaitSandboxGone(ctx, pod); err != nil {
+			t.Errorf("the pod left behind by a failure: %v", err)
+		}
+	})
+}

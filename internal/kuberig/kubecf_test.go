@@ -173,9 +173,7 @@ func kubecf(t *testing.T, e *env) {
 	}
 	logs := e.rig.FollowLogs("kubecf")
 	defer logs.Stop()
-	if err := e.rig.Apply("kubecf", manifest(t, podOf("kubecf", grace, sh, containers...))); err != nil {
-		t.Fatal(err)
-	}
+	applyPod(t, e, "kubecf", manifest(t, podOf("kubecf", grace, sh, containers...)), grace)
 	ctx, cancel := context.WithTimeout(e.ctx, time.Minute)
 	defer cancel()
 	st, err := e.rig.WaitPod(ctx, "kubecf", func(st PodStatus, ok bool) bool { return ok && st.Ready() && len(st.Containers) == len(names) })

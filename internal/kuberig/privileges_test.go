@@ -40,9 +40,7 @@ func runExample(t *testing.T, e *env, file, pod string, check func(t *testing.T,
 	}
 	logs := e.rig.FollowLogs(pod)
 	defer logs.Stop()
-	if err := e.rig.Apply(pod, raw); err != nil {
-		t.Fatal(err)
-	}
+	applyPod(t, e, pod, raw, 120)
 	ctx, cancel := context.WithTimeout(e.ctx, time.Minute)
 	defer cancel()
 	if _, err := e.rig.WaitPod(ctx, pod, func(st PodStatus, ok bool) bool { return ok && st.Ready() && len(st.Containers) == 2 }); err != nil {
@@ -130,9 +128,7 @@ func onePod(t *testing.T, e *env, pod, image string, security map[string]any, re
 	}
 	logs := e.rig.FollowLogs(pod)
 	defer logs.Stop()
-	if err := e.rig.Apply(pod, manifest(t, podOf(pod, 30, sh, c))); err != nil {
-		t.Fatal(err)
-	}
+	applyPod(t, e, pod, manifest(t, podOf(pod, 30, sh, c)), 30)
 	ctx, cancel := context.WithTimeout(e.ctx, time.Minute)
 	defer cancel()
 	if _, err := e.rig.WaitPod(ctx, pod, func(st PodStatus, ok bool) bool { return ok && st.Ready() }); err != nil {
@@ -265,9 +261,7 @@ func badEnvironments(t *testing.T, e *env) {
 		t.Run(c.pod, func(t *testing.T) {
 			logs := e.rig.FollowLogs(c.pod)
 			defer logs.Stop()
-			if err := e.rig.Apply(c.pod, manifest(t, podOf(c.pod, 10, sh, vigilContainer("job", c.image, 10, 8081, c.security)))); err != nil {
-				t.Fatal(err)
-			}
+			applyPod(t, e, c.pod, manifest(t, podOf(c.pod, 10, sh, vigilContainer("job", c.image, 10, 8081, c.security))), 10)
 			ctx, cancel := context.WithTimeout(e.ctx, time.Minute)
 			defer cancel()
 			if err := waitFor(ctx, "the warning", func() bool {

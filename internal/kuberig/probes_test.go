@@ -27,9 +27,7 @@ func probes(t *testing.T, e *env) {
 	execC["livenessProbe"] = map[string]any{"exec": vigilProbe("live"), "periodSeconds": 5}
 	logs := e.rig.FollowLogs("probes")
 	defer logs.Stop()
-	if err := e.rig.Apply("probes", manifest(t, podOf("probes", 30, sh, httpC, execC))); err != nil {
-		t.Fatal(err)
-	}
+	applyPod(t, e, "probes", manifest(t, podOf("probes", 30, sh, httpC, execC)), 30)
 	ctx, cancel := context.WithTimeout(e.ctx, 2*time.Minute)
 	defer cancel()
 	ready := func(st PodStatus, ok bool) bool { return ok && len(st.Containers) == 2 && st.Ready() }
