@@ -80,10 +80,13 @@ func TestStemcellRelease(t *testing.T) {
 
 // setupStemcell lays out what a systemd stemcell has before any deploy:
 // its monit.service, its monit binary, monitrc, the agent's monit user,
-// and the directories the agent makes once it has mounted the disks.
+// its agent.json naming systemd as the agent's service manager (which the
+// release reads to tell Noble from Jammy), and the directories the agent
+// makes once it has mounted the disks.
 func setupStemcell(t *testing.T) {
 	exec.Command("systemctl", "stop", "monit.service").Run() // Debian's own, started at boot
 	write(t, stemcellUnitPath, stemcellMonitUnit, 0o644)
+	write(t, vcap+"/bosh/agent.json", `{"Platform": {"Linux": {"ServiceManager": "systemd"}}}`, 0o644)
 	b, err := os.ReadFile("/usr/bin/monit")
 	if err != nil {
 		t.Fatalf("the stemcell's monit (Debian's package): %v", err)
