@@ -25,8 +25,9 @@ type Step struct {
 
 // Run is one deploy: its steps and the times a release author asks for.
 type Run struct {
-	Label string `json:"label"`
-	Steps []Step `json:"steps"`
+	Label string    `json:"label"`
+	Began time.Time `json:"began"` // the origin of every step's At (for the jobs' own logs' times)
+	Steps []Step    `json:"steps"`
 	// ApplyToRunning runs from the apply's request to the first get_state
 	// that says running after the start; StartToRunning from the start's
 	// request to the same answer; the second start's likewise.
@@ -52,6 +53,7 @@ func Deploy(ctx context.Context, c *Client, d Deployment, label string) (*Run, e
 	r := &Run{Label: label}
 	defer func() { r.Wire = c.Wire() }()
 	c.Began = time.Now()
+	r.Began = c.Began
 	step := func(name string, f func() (string, error)) error {
 		s := Step{Name: name, At: time.Since(c.Began)}
 		res, err := f()

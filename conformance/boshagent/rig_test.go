@@ -89,6 +89,20 @@ func keep(t *testing.T, dir, name string) {
 	t.Logf("records kept in %s", dest)
 }
 
+// buildDir holds what the tests build once (vigil), removed at the end.
+var buildDir string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	var err error
+	if buildDir, err = os.MkdirTemp("", "boshagent-build"); err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(buildDir)
+	os.Exit(code)
+}
+
 var vigilBuild struct {
 	sync.Once
 	path string
@@ -101,12 +115,7 @@ var vigilBuild struct {
 func vigilBinary(t *testing.T) string {
 	t.Helper()
 	vigilBuild.Do(func() {
-		dir, err := os.MkdirTemp("", "boshagent-vigil")
-		if err != nil {
-			vigilBuild.err = err
-			return
-		}
-		vigilBuild.path = filepath.Join(dir, "vigil")
+		vigilBuild.path = filepath.Join(buildDir, "vigil")
 		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-X main.version=0-conformance",
 			"-o", vigilBuild.path, "./cmd/vigil")
 		cmd.Dir = repoRoot(t)
