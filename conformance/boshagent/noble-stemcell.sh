@@ -60,6 +60,8 @@ done
 set +x
 {
 	for f in /var/vcap/sys/log/standin/hooks.log /var/vcap/sys/log/standin/standin.stdout.log; do echo "== $f"; cat $f; done
+	echo "== the job's rules while it ran (post-start)"
+	cat /var/vcap/sys/log/standin/monit-access-jobs.txt
 	echo "== enable-monit-access (standin.stderr.log)"
 	grep -hi -e rule -e cgroup -e falling /var/vcap/sys/log/standin/standin.stderr.log
 	echo "== nft list table inet bosh_agent"

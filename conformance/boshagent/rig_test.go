@@ -159,3 +159,31 @@ func writeFile(t *testing.T, path string, b []byte, mode os.FileMode) {
 		t.Fatal(err)
 	}
 }
+
+// checkFirewall reads what a run left about the stand-in's grant (facts)
+// and says it: the rule the agent gave (per cgroup, or the vcap uid
+// fallback), whether the job reached the monit API, whether a vcap
+// neighbour did. Where the job's process lived in bpm's scope
+// (runc-bpm-JOB.scope) the agent must have given the per-cgroup rule, the
+// job must have reached the API and the neighbour must not have.
+func checkFirewall(t *testing.T, facts string) {
+	t.Helper()
+	inScope := strings.Contains(facts, "cgroup 0::/system.slice/runc-bpm-standin.scope")
+	perCgroup := strings.Contains(facts, "Using cgroup rule for") && !strings.Contains(facts, "Falling back to UID rule")
+	reached := strings.Contains(facts, "monit API: reachable") && !strings.Contains(facts, "monit API: dropped")
+	neighbour := "not tried"
+	for _, w := range []string{"reachable", "dropped", "refused"} {
+		if strings.Contains(facts, "a vcap neighbour: "+w) {
+			neighbour = w
+		}
+	}
+	rule := "the vcap uid fallback"
+	if perCgroup {
+		rule = "a per-cgroup rule"
+	}
+	t.Logf("firewall: the job's process in bpm's scope: %v; the agent gave %s; the job reached the monit API: %v; a vcap neighbour: %s",
+		inScope, rule, reached, neighbour)
+	if inScope && (!perCgroup || !reached || neighbour != "dropped") {
+		t.Errorf("in bpm's scope the job must get the per-cgroup rule, reach the API, and its neighbour must not")
+	}
+}

@@ -69,6 +69,7 @@ func runRunit(t *testing.T, agent, monit string, v variant) {
 	}
 	facts := inNamespaces(ns, `set +e
 for f in /var/vcap/sys/log/standin/hooks.log /var/vcap/sys/log/standin/standin.stdout.log; do echo "== $f"; cat $f; done
+echo "== the job's rules while it ran (post-start)"; cat /var/vcap/sys/log/standin/monit-access-jobs.txt
 echo "== enable-monit-access (standin.stderr.log)"; grep -hi -e 'rule' -e 'cgroup' -e 'falling' /var/vcap/sys/log/standin/standin.stderr.log
 echo "== nft list table inet bosh_agent"; nft list table inet bosh_agent
 echo "== /var/vcap/bosh/bin/monit"; head -c 300 /var/vcap/bosh/bin/monit | grep -a -m3 -e '^#' -e 'STEMCELL=' || echo "(a binary)"
@@ -76,6 +77,7 @@ echo "== the monit service's process"; ps -o pid,args -p "$(cat /etc/service/mon
 `)
 	writeFile(t, filepath.Join(rig, "out", "facts.txt"), []byte(facts), 0o644)
 	t.Logf("after the run:\n%s", facts)
+	checkFirewall(t, facts)
 	keep(t, filepath.Join(rig, "out"), "runit-"+v.name)
 	if err != nil {
 		t.Fatalf("%v\nagent log (last lines):\n%s", err, tail(filepath.Join(rig, "out", "agent.log"), 40))

@@ -120,6 +120,7 @@ func runVM(ctx context.Context, t *testing.T, img vmrig.Image, agent, monit stri
 	}
 	facts, _ := os.ReadFile(filepath.Join(share, "out", "facts.txt"))
 	t.Logf("after the run:\n%s", facts)
+	checkFirewall(t, string(facts))
 	keep(t, filepath.Join(share, "out"), "vm-"+v.name)
 	if b.err != nil {
 		t.Errorf("the guest: %v", b.err)
