@@ -64,18 +64,41 @@ func Deploy(ctx context.Context, c *Client, d Deployment, label string) (*Run, e
 		r.Steps = append(r.Steps, s)
 		return err
 	}
+	// marks: when each marked step was sent, and when it was answered.
+	sent, answered := map[string]time.Duration{}, map[string]time.Duration{}
+	seq := c.deploySteps(ctx, d)
+	for _, s := range seq {
+		err := step(s.name, s.f)
+		if err != nil {
+			return r, fmt.Errorf("%s: %w", s.name, err)
+		}
+		last := r.Steps[len(r.Steps)-1]
+		sent[s.mark], answered[s.mark] = last.At, last.At+last.Took
+	}
+	r.ApplyToRunning = answered["running"] - sent["apply"]
+	r.StartToRunning = answered["running"] - sent["start"]
+	r.RestartToRunning = answered["running again"] - sent["restart"]
+	r.DrainToStopped = answered["stopped"] - sent["drain"]
+	r.ShutdownToStopped = answered["stopped again"] - sent["shutdown"]
+	return r, nil
+}
+
+// deployStep is one message of the deploy: its name, the mark under which
+// its times count (or none), and how it is sent.
+type deployStep struct {
+	name, mark string
+	f          func() (string, error)
+}
+
+// deploySteps is the deploy's messages in order (see Deploy).
+func (c *Client) deploySteps(ctx context.Context, d Deployment) []deployStep {
 	task := func(method string, args ...any) func() (string, error) {
 		return func() (string, error) { v, err := c.Task(ctx, method, args...); return short(v), err }
 	}
 	running := func() (string, error) { return c.awaitState(ctx, "running", 2*time.Minute) }
 	state := func() (string, error) { return c.awaitState(ctx, "", 0) }
 
-	// marks: when each marked step was sent, and when it was answered.
-	sent, answered := map[string]time.Duration{}, map[string]time.Duration{}
-	seq := []struct {
-		name, mark string
-		f          func() (string, error)
-	}{
+	return []deployStep{
 		{"ping", "", func() (string, error) { v, err := c.Call(ctx, "ping"); return short(v), err }},
 		{"get_state", "", state},
 		{"upload blobs", "", func() (string, error) { return c.upload(ctx, d.Blobs) }},
@@ -96,20 +119,6 @@ func Deploy(ctx context.Context, c *Client, d Deployment, label string) (*Run, e
 		{"stop", "stopped again", task("stop")},
 		{"get_state", "", state},
 	}
-	for _, s := range seq {
-		err := step(s.name, s.f)
-		if err != nil {
-			return r, fmt.Errorf("%s: %w", s.name, err)
-		}
-		last := r.Steps[len(r.Steps)-1]
-		sent[s.mark], answered[s.mark] = last.At, last.At+last.Took
-	}
-	r.ApplyToRunning = answered["running"] - sent["apply"]
-	r.StartToRunning = answered["running"] - sent["start"]
-	r.RestartToRunning = answered["running again"] - sent["restart"]
-	r.DrainToStopped = answered["stopped"] - sent["drain"]
-	r.ShutdownToStopped = answered["stopped again"] - sent["shutdown"]
-	return r, nil
 }
 
 // upload puts every blob, in name order, and says how much.
