@@ -23,9 +23,21 @@ type stemcell struct {
 type stemcellKind int
 
 const (
-	jammy stemcellKind = iota // runit; /var/vcap/bosh/bin/monit is a wrapper of monit-actual
-	noble                     // systemd; /var/vcap/bosh/bin/monit is monit
+	// jammy: systemd boots it, but runit runs the agent and monit, and the
+	// agent restarts monit with sv; /var/vcap/bosh/bin/monit is a wrapper
+	// of monit-actual.
+	jammy stemcellKind = iota
+	// noble: the agent's agent.json names systemd as its service manager
+	// (systemctl kill and start monit); /var/vcap/bosh/bin/monit is monit.
+	noble
 )
+
+// agentJSON is each line's /var/vcap/bosh/agent.json, as far as the
+// release reads it (the stemcell builder writes one per IaaS).
+var agentJSON = map[stemcellKind]string{
+	jammy: `{"Platform": {"Linux": {"DevicePathResolutionType": "virtio"}}}`,
+	noble: `{"Platform": {"Linux": {"DevicePathResolutionType": "virtio", "ServiceManager": "systemd"}}}`,
+}
 
 const stemcellMonit = "#!/bin/sh\necho \"the stemcell's monit $*\"\n"
 
@@ -40,26 +52,27 @@ func newStemcell(t *testing.T, kind stemcellKind) *stemcell {
 	for _, d := range []string{"vcap/bosh/bin", "run", "profile.d", "systemd", "bin"} {
 		os.MkdirAll(filepath.Join(s.dir, d), 0o755)
 	}
+	// Both lines boot with systemd. systemctl stands in for it (the VM rig
+	// runs the same scripts under a real one): it records each call;
+	// vigil.service is active while vigil.pid names its main process.
+	os.MkdirAll(filepath.Join(s.dir, "run", "systemd", "system"), 0o755)
+	s.write("bin/systemctl", "#!/bin/sh\necho \"$@\" >>$S/systemctl.calls\ncase \"$*\" in\n"+
+		"'-q is-active vigil.service') [ -s $S/vigil.pid ];;\n"+
+		"'show -p MainPID --value vigil.service') cat $S/vigil.pid;;\nesac\n", 0o755)
+	s.write("vcap/bosh/agent.json", agentJSON[kind], 0o644)
 	switch kind {
 	case jammy:
 		s.write("vcap/bosh/bin/monit", "#!/bin/sh\n# the stemcell's wrapper\nexec /var/vcap/bosh/bin/monit-actual \"$@\"\n", 0o755)
 		s.write("vcap/bosh/bin/monit-actual", stemcellMonit, 0o755)
 	case noble:
 		s.write("vcap/bosh/bin/monit", stemcellMonit, 0o755)
-		os.MkdirAll(filepath.Join(s.dir, "run", "systemd", "system"), 0o755)
-		// systemctl, standing in for systemd (the VM rig runs the same
-		// scripts under a real one): it records each call; vigil.service
-		// is active while vigil.pid names its main process.
-		s.write("bin/systemctl", "#!/bin/sh\necho \"$@\" >>$S/systemctl.calls\ncase \"$*\" in\n"+
-			"'-q is-active vigil.service') [ -s $S/vigil.pid ];;\n"+
-			"'show -p MainPID --value vigil.service') cat $S/vigil.pid;;\nesac\n", 0o755)
-		for _, u := range []string{"vigil.service", "monit.service"} {
-			b, err := os.ReadFile(filepath.Join("..", "internal", "stemcell", u))
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.write("vcap/packages/vigil/stemcell/"+u, string(b), 0o644) // as packaging installs them
+	}
+	for _, u := range []string{"vigil.service", "monit.service"} {
+		b, err := os.ReadFile(filepath.Join("..", "internal", "stemcell", u))
+		if err != nil {
+			t.Fatal(err)
 		}
+		s.write("vcap/packages/vigil/stemcell/"+u, string(b), 0o644) // as packaging installs them
 	}
 	s.write("vcap/packages/vigil/bin/vigil", "", 0o755)
 	if err := copyFile(vigilBinary(t), filepath.Join(s.dir, "vcap/packages/vigil/bin/vigil")); err != nil {

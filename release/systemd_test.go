@@ -139,3 +139,23 @@ func TestSystemdStemcellUnits(t *testing.T) {
 		t.Errorf("monit without the vigil job: %q", out)
 	}
 }
+
+// TestRunitStemcellHasNoUnits: Jammy boots with systemd as well, but its
+// agent restarts monit with runit's sv, so the vigil job's pre-start
+// installs no unit and calls no systemctl; the stemcell's monit service
+// runs vigil's daemon through the file that replaced its monit. The same
+// rendered job on Noble installs the units (TestSystemdStemcellUnits).
+func TestRunitStemcellHasNoUnits(t *testing.T) {
+	s := newStemcell(t, jammy)
+	s.install("vigil", nil)
+	out := s.must("/var/vcap/jobs/vigil/bin/pre-start")
+	if got := s.calls(); got != "" {
+		t.Errorf("the pre-start called systemctl on a runit stemcell: %q", got)
+	}
+	s.absent("systemd/vigil.service")
+	s.absent("systemd/monit.service.d")
+	s.absent("vcap/bosh/bin/vigil-monit-service")
+	if !strings.Contains(out, "the agent restarts monit with runit's sv") {
+		t.Errorf("the pre-start does not say which stemcell line it found:\n%s", out)
+	}
+}

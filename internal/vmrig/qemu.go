@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,7 +24,16 @@ type Machine struct {
 	CPUs    int       // 0 means 2
 	Accel   string    // "kvm", "tcg", or "" (choose; see ChooseAccel)
 	Console io.Writer // the guest's serial console; nil discards it
+	// Forward gives the guest a NIC (eth0, MAC GuestMAC) on qemu's user
+	// network (the guest is 10.0.2.15/24, its gateway 10.0.2.2, no DHCP
+	// server asked) and forwards each host port, on 127.0.0.1, to the
+	// guest's TCP port it maps to. Without it the guest has no network.
+	Forward map[int]int
 }
+
+// GuestMAC is the MAC address of the guest's NIC when Machine.Forward
+// gives it one.
+const GuestMAC = "52:54:00:12:34:56"
 
 // Result describes a boot that ran to its end.
 type Result struct {
@@ -87,8 +97,9 @@ func (m Machine) Run(ctx context.Context) (Result, error) {
 	return res, nil
 }
 
-// args is qemu's command line: no firmware frills, no network, the disk on
-// a snapshot, the share over virtio 9p, the console on stdout.
+// args is qemu's command line: no firmware frills, no network (but the
+// forwarded ports' NIC), the disk on a snapshot, the share over virtio 9p,
+// the console on stdout.
 func (m Machine) args(accel string) []string {
 	mem, cpus := m.Memory, m.CPUs
 	if mem <= 0 {
@@ -106,6 +117,18 @@ func (m Machine) args(accel string) []string {
 		"-drive", "file=" + m.Image.Disk + ",format=raw,if=virtio,snapshot=on",
 		"-virtfs", "local,path=" + m.Share + ",mount_tag=rig,security_model=none,id=rig",
 		"-device", "virtio-rng-pci",
+	}
+	if len(m.Forward) > 0 {
+		hosts := make([]int, 0, len(m.Forward))
+		for h := range m.Forward {
+			hosts = append(hosts, h)
+		}
+		slices.Sort(hosts)
+		netdev := "user,id=net0"
+		for _, h := range hosts {
+			netdev += fmt.Sprintf(",hostfwd=tcp:127.0.0.1:%d-:%d", h, m.Forward[h])
+		}
+		a = append(a, "-netdev", netdev, "-device", "virtio-net-pci,netdev=net0,mac="+GuestMAC)
 	}
 	if accel == "kvm" {
 		return append(a, "-accel", "kvm", "-cpu", "host")

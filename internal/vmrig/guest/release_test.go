@@ -44,9 +44,10 @@ const (
 // stemcell's monit.service and monit (Debian's), the release's templates
 // as the director renders them (the host renders them into the share), the
 // agent's apply, the jobs' pre-start scripts, and the agent's monit reload
-// (systemctl kill and start monit, then the incarnation poll). Then a new
-// package, vigil.supervisor false, vigil again, and a deploy that drops
-// the vigil job. It leaves the guest as it found it.
+// (systemctl kill and start monit, then the incarnation poll). Then the
+// agent's drains, stops and starts, a new package, vigil.supervisor
+// false, vigil again, and a deploy that drops the vigil job. It leaves
+// the guest as it found it.
 func TestStemcellRelease(t *testing.T) {
 	inGuest(t)
 	t.Cleanup(func() {
@@ -72,6 +73,7 @@ func TestStemcellRelease(t *testing.T) {
 
 	t.Run("the first deploy puts vigil in monit's place", func(t *testing.T) { deploy(t, "on", true) })
 	t.Run("the agent's reloads touch no job", func(t *testing.T) { agentReloads(t, []string{"sig"}) })
+	t.Run("the agent's drain, stop and start read the truth", agentRun)
 	t.Run("a new package restarts the daemon, the jobs kept", releaseUpgrade)
 	t.Run("vigil.supervisor false gives monit.service back", func(t *testing.T) { deploy(t, "off", false) })
 	t.Run("vigil again", func(t *testing.T) { deploy(t, "on", true) })
@@ -80,10 +82,13 @@ func TestStemcellRelease(t *testing.T) {
 
 // setupStemcell lays out what a systemd stemcell has before any deploy:
 // its monit.service, its monit binary, monitrc, the agent's monit user,
-// and the directories the agent makes once it has mounted the disks.
+// its agent.json naming systemd as the agent's service manager (which the
+// release reads to tell Noble from Jammy), and the directories the agent
+// makes once it has mounted the disks.
 func setupStemcell(t *testing.T) {
 	exec.Command("systemctl", "stop", "monit.service").Run() // Debian's own, started at boot
 	write(t, stemcellUnitPath, stemcellMonitUnit, 0o644)
+	write(t, vcap+"/bosh/agent.json", `{"Platform": {"Linux": {"ServiceManager": "systemd"}}}`, 0o644)
 	b, err := os.ReadFile("/usr/bin/monit")
 	if err != nil {
 		t.Fatalf("the stemcell's monit (Debian's package): %v", err)
