@@ -284,11 +284,13 @@ func (e *Engine) rates(ctx context.Context, svc *monitrc.Service, st *svcState) 
 		if a.Kind == monitrc.ActTimeout {
 			a = monitrc.Action{Kind: monitrc.ActUnmonitor}
 		}
-		holds := st.nstart > 0 && st.nstart >= max(t.Failures, 1) && st.ncycle <= t.Cycles
-		// monit 5.2.5 never posts this event's recovery, so Timeout would
-		// stay in the status for good; vigil clears it once the rule no
-		// longer holds (docs/COMPATIBILITY.md), without running anything.
-		results = append(results, posted{key: "rate" + strconv.Itoa(i), bit: EventTimeout, failed: holds,
+		if !(st.nstart > 0 && st.nstart >= max(t.Failures, 1) && st.ncycle <= t.Cycles) {
+			continue
+		}
+		// monit 5.2.5 posts this event only while the rule holds, never its
+		// recovery: Timeout stays in the status until a stop or an
+		// unmonitor forgets it, as monit shows it.
+		results = append(results, posted{key: "rate" + strconv.Itoa(i), bit: EventTimeout, failed: true,
 			message: fmt.Sprintf("service restarted %d times within %d cycles(s) - %s", st.nstart, st.ncycle, a.Kind),
 			action:  a, recover: monitrc.Action{}})
 	}
