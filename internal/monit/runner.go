@@ -28,10 +28,19 @@ const pidFilePoll = 100 * time.Millisecond
 // shell, stdio on /dev/null, MONIT_* environment), then the process the pid
 // file names, watched through a pidfd; stopping runs the stop program. It
 // implements supervise.Runner. Use its Timing for the supervisor: the first
-// stop signal runs the stop program.
+// stop signal runs the stop program. The process a pid file names is
+// taken, and ever signalled, only when it is the service's (owner): a pid
+// file that names another is reported to OnForeign and taken for no
+// process at all.
 type ProgramRunner struct {
 	Service *monitrc.Service
 	Host    string
+	// OnForeign, if set, is told once of each foreign process a pid file
+	// names (a *ForeignError). It must not block.
+	OnForeign func(error)
+
+	mu      sync.Mutex
+	foreign int // the pid last reported to OnForeign
 }
 
 // Timing returns the supervisor timing that fits: the stop program's
@@ -179,14 +188,13 @@ func lookupGroup(name string) (uint32, error) {
 	return uint32(id), nil
 }
 
-// Start runs the start program unless the pid file already names a live
-// process, and returns a Process that reports Running once the pid file
-// does, or an exit when the start program fails or the timeout passes.
+// Start runs the start program unless the pid file already names the
+// service's live process, and returns a Process that reports Running once
+// the pid file names the service's process, or an exit when the start
+// program fails or the timeout passes.
 func (r *ProgramRunner) Start(ctx context.Context) (supervise.Process, error) {
-	p := &pidProcess{r: r, events: make(chan supervise.ProcessEvent, 2), quit: make(chan struct{})}
-	if pid, fd, ok := livePid(r.Service.PidFile); ok {
-		p.pid, p.fd = pid, fd
-		go p.watch()
+	o := ownerOf(r)
+	if p := r.adopt(o); p != nil {
 		return p, nil
 	}
 	if r.Service.Start == nil {
@@ -196,13 +204,54 @@ func (r *ProgramRunner) Start(ctx context.Context) (supervise.Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	o.session = run.PID
+	p := &pidProcess{r: r, owner: o, events: make(chan supervise.ProcessEvent, 2), quit: make(chan struct{})}
 	go p.await(ctx, run, r.Service.Start.Timeout)
 	return p, nil
+}
+
+// Adopt returns the service's process that the pid file names, found
+// running (a daemon that died left it), watched as Start's would be; nil
+// when the pid file names none (or one that is not the service's).
+func (r *ProgramRunner) Adopt() supervise.Process {
+	if p := r.adopt(ownerOf(r)); p != nil {
+		return p
+	}
+	return nil
+}
+
+func (r *ProgramRunner) adopt(o owner) *pidProcess {
+	pid, fd, err := r.open(o)
+	if err != nil {
+		return nil
+	}
+	p := &pidProcess{r: r, owner: o, events: make(chan supervise.ProcessEvent, 2), quit: make(chan struct{}),
+		pid: pid, fd: fd}
+	go p.watch()
+	return p
+}
+
+// open is livePid for the service's pid file and owner; a foreign process
+// is reported (once for each pid) and not opened.
+func (r *ProgramRunner) open(o owner) (pid, fd int, err error) {
+	pid, fd, err = livePid(r.Service.PidFile, o)
+	var fe *ForeignError
+	if errors.As(err, &fe) {
+		r.mu.Lock()
+		report := r.foreign != fe.PID
+		r.foreign = fe.PID
+		r.mu.Unlock()
+		if report && r.OnForeign != nil {
+			r.OnForeign(err)
+		}
+	}
+	return pid, fd, err
 }
 
 // pidProcess is one process a pid file names.
 type pidProcess struct {
 	r      *ProgramRunner
+	owner  owner // whose processes it may signal
 	events chan supervise.ProcessEvent
 	quit   chan struct{} // closed by Kill while the pid file is awaited
 	once   sync.Once
@@ -237,17 +286,22 @@ func (p *pidProcess) await(ctx context.Context, run *Running, timeout time.Durat
 	tick := time.NewTicker(pidFilePoll)
 	defer tick.Stop()
 	done, status := run.Done, "still running"
+	var foreign error
 	fail := func(why string) {
 		EndSession(run.PID, 0)
 		p.exit(supervise.Exit{Err: why})
 	}
 	for {
-		if pid, fd, ok := livePid(p.r.Service.PidFile); ok {
+		pid, fd, err := p.r.open(p.owner)
+		if err == nil {
 			p.mu.Lock()
 			p.pid, p.fd = pid, fd
 			p.mu.Unlock()
 			p.watch()
 			return
+		}
+		if fe := (*ForeignError)(nil); errors.As(err, &fe) {
+			foreign = err
 		}
 		select {
 		case err := <-done:
@@ -257,8 +311,11 @@ func (p *pidProcess) await(ctx context.Context, run *Running, timeout time.Durat
 			}
 		case <-tick.C:
 		case <-deadline.C:
-			fail(fmt.Sprintf("no process in %s after %s (start program: %s)",
-				p.r.Service.PidFile, timeout, status))
+			why := fmt.Sprintf("no process in %s after %s (start program: %s)", p.r.Service.PidFile, timeout, status)
+			if foreign != nil {
+				why = fmt.Sprintf("%v (start program: %s)", foreign, status)
+			}
+			fail(why)
 			return
 		case <-p.quit:
 			fail("stopped before it ran")
@@ -288,24 +345,30 @@ func (p *pidProcess) watch() {
 }
 
 // Signal runs the stop program on the first SIGTERM (the supervisor's
-// first stop stage), and sends any other signal to the process.
+// first stop stage), and sends any other signal to the process, if it is
+// still the service's.
 func (p *pidProcess) Signal(sig syscall.Signal) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// The stop program runs only for a process that runs (monit's do_stop):
-	// one still starting is ended by Kill.
-	if sig == syscall.SIGTERM && !p.stopRan && p.r.Service.Stop != nil && p.pid != 0 {
+	// a start still waiting for its pid file ends at once, as its session.
+	if sig == syscall.SIGTERM && p.pid == 0 {
+		p.once.Do(func() { close(p.quit) })
+		return nil
+	}
+	if sig == syscall.SIGTERM && !p.stopRan && p.r.Service.Stop != nil {
 		p.stopRan = true
 		_, err := Spawn(p.r.Service.Stop, Env(p.r.Service, p.r.Host, "Stopped", "stop", p.pid))
 		return err
 	}
-	if p.fd < 0 || p.pid == 0 {
+	if p.fd < 0 || p.pid == 0 || !p.owner.mayKill(p.pid) {
 		return nil
 	}
 	return unix.PidfdSendSignal(p.fd, sig, nil, 0)
 }
 
-// Kill kills the process (and its process group when it leads one).
+// Kill kills the process and, when it leads a process group, the members
+// of the group that are the service's too.
 func (p *pidProcess) Kill() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -313,11 +376,11 @@ func (p *pidProcess) Kill() error {
 		p.once.Do(func() { close(p.quit) })
 		return nil
 	}
-	if pg, err := unix.Getpgid(p.pid); err == nil && pg == p.pid && p.fd >= 0 {
-		_ = unix.Kill(-p.pid, unix.SIGKILL)
-	}
-	if p.fd < 0 {
+	if p.fd < 0 || !p.owner.mayKill(p.pid) {
 		return nil
+	}
+	if pg, err := unix.Getpgid(p.pid); err == nil && pg == p.pid {
+		p.owner.killGroup(p.pid)
 	}
 	return unix.PidfdSendSignal(p.fd, unix.SIGKILL, nil, 0)
 }
@@ -325,38 +388,37 @@ func (p *pidProcess) Kill() error {
 // ForceKill is Kill again: the process is not our child.
 func (p *pidProcess) ForceKill() error { return p.Kill() }
 
-// Alive reports whether the pid file at path names a live process (one
-// Start would adopt instead of running the start program).
-func Alive(path string) bool {
-	_, fd, ok := livePid(path)
-	if ok {
-		unix.Close(fd)
+// livePid reads a pid file and opens a pidfd on the process it names, if
+// that process is o's (else a *ForeignError). The process's start time
+// is read before and after opening the pidfd, and its owner checked in
+// between: if the start time differs the pid was reused and is not
+// trusted.
+func livePid(path string, o owner) (pid, fd int, err error) {
+	pid, w, err := pidfile.ReadWriter(path) // the job's directory: never through a planted link or FIFO
+	if err != nil {
+		return 0, -1, err
 	}
-	return ok
-}
-
-// livePid reads a pid file and opens a pidfd on the process it names. The
-// process's start time is read before and after opening the pidfd: if it
-// differs the pid was reused and is not trusted.
-func livePid(path string) (pid, fd int, ok bool) {
-	pid, err := pidfile.Read(path) // the job's directory: never through a planted link or FIFO
-	if err != nil || pid <= 1 {
-		return 0, -1, false
+	if pid <= 1 {
+		return 0, -1, fmt.Errorf("pid file %s names pid %d", path, pid)
 	}
 	before, err := StartTime(pid)
 	if err != nil {
-		return 0, -1, false
+		return 0, -1, err
 	}
 	fd, err = unix.PidfdOpen(pid, 0)
 	if err != nil {
-		return 0, -1, false
+		return 0, -1, fmt.Errorf("pid %d: %w", pid, err)
 	}
+	cerr := o.check(path, pid, w)
 	after, err := StartTime(pid)
-	if err != nil || after != before {
-		unix.Close(fd)
-		return 0, -1, false
+	if err == nil && after != before {
+		err = fmt.Errorf("pid %d was reused", pid)
 	}
-	return pid, fd, true
+	if err = errors.Join(err, cerr); err != nil {
+		unix.Close(fd)
+		return 0, -1, err
+	}
+	return pid, fd, nil
 }
 
 // StartTime returns a live (not zombie) process's start time in clock

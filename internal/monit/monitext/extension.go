@@ -122,15 +122,18 @@ func (x *Extension) Configure(id supervise.ID, cfg *supervise.Config) (unmonitor
 	}
 	svc := l.programs[id]
 	if svc != nil {
-		r := &monit.ProgramRunner{Service: svc, Host: hostname()}
+		r := &monit.ProgramRunner{Service: svc, Host: hostname(), OnForeign: x.foreign(l.serviceOf(id))}
 		cfg.Runner, cfg.Timing = r, r.Timing(cfg.Timing)
+		if cfg.Adopt == nil {
+			cfg.Adopt = r.Adopt() // the process a daemon that died left running, if it is the service's
+		}
 	}
 	withTiming(l, id, cfg)
 	name := l.serviceOf(id)
 	unmonitored = l.unmonitored[strings.ToLower(name)] || l.mode(id) == "manual"
 	// Started now because it does not run, as monit's first cycle would:
 	// the engine counts that start for the restart-rate rules.
-	adopted := cfg.Adopt != nil || (svc != nil && monit.Alive(svc.PidFile))
+	adopted := cfg.Adopt != nil
 	if s, ok := l.cfg.Lookup(name); ok && !unmonitored && !passive(s) && !adopted {
 		l.booting = append(l.booting, name)
 	}
@@ -225,6 +228,15 @@ func (x *Extension) Wait() error {
 		return nil
 	}
 	return <-x.srvDone
+}
+
+// foreign is what the extension does when a pid file of service names a
+// process that is not the service's: it logs it and mails monit's alert.
+func (x *Extension) foreign(service string) func(error) {
+	return func(err error) {
+		x.host.Log.Warn("monit pid file names a foreign process: nothing signalled", "service", service, "error", err)
+		x.send(monit.Alert{Service: service, Event: "PID failed", Action: "alert", Description: err.Error()})
+	}
 }
 
 func hostname() string {
