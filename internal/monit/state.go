@@ -15,14 +15,15 @@ type svcState struct {
 	nstart, ncycle int  // restarts seen and cycles counted, for the restart-rate rules
 	nevery         int  // cycles skipped (every N cycles)
 	lastStarts     int  // the unit's starts when last looked at
-	booting        bool // the daemon starts it now: its start counts as monit's first cycle's restart
 	owed           bool // a restart counted whose start is still to be seen in the unit's starts
-	bootCycle      bool // the cycle of the boot's start: no tests yet
+	bootDone       bool // its boot start ended since its last check (tests nothing if that is the first cycle)
+	bootRate       bool // its boot start counted for the rates as the first cycle's: that cycle counts no cycle
 	cpu            cpuSample
 	memo           fileMemo // what change tests compare with
 	pid, ppid      int      // for the pid and ppid change tests
 
 	// Under Engine.mu.
+	booting   bool                   // the engine starts it at boot (boot.go), and has not finished
 	events    map[string]*eventState // by test
 	order     []string               // event keys, newest first (monit's event list)
 	bits      int                    // failed events (monit's error)
