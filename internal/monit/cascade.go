@@ -82,7 +82,7 @@ func (c *cascade) unit(s *monitrc.Service, f func(Unit) error) bool {
 	// A restart's stop keeps the events (monit's soft unmonitor); a stop
 	// or unmonitor forgets them.
 	forget := st.Monitor == NotMonitored && (c.verb == "stop" || c.verb == "unmonitor")
-	c.e.settle(s, st.Starts, before == NotMonitored && st.Monitor != NotMonitored, forget)
+	c.e.settle(s, st, before == NotMonitored && st.Monitor != NotMonitored, forget)
 	return ok
 }
 

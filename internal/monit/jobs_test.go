@@ -67,6 +67,11 @@ func TestActionsRunApart(t *testing.T) {
 			t.Fatalf("log %q", got)
 		}
 		persisted("[lone] []")
+		for _, n := range []string{"db", "api", "web"} { // started, running: checked by their start
+			if svc, _ := e.cfg.Lookup(n); statusOf(e, svc).Monitor != Monitored {
+				t.Fatalf("%s reads %+v after its start", n, statusOf(e, svc))
+			}
+		}
 		for _, n := range []string{"db", "web", "lone"} {
 			if p := e.Pending(n); p != PendingNone {
 				t.Fatalf("%s: pending %d", n, p)

@@ -51,14 +51,17 @@ func (e *Engine) state(s *monitrc.Service) *svcState {
 	return st
 }
 
-// settle records the result of an action on s: its unit's starts so far
-// (the engine's own, not a crash's restart), and whether it became
-// monitored again (initializing until its next check) or unmonitored
-// (every event and count forgotten, as monit's Util_monitorUnset).
-func (e *Engine) settle(s *monitrc.Service, starts int, monitored, unmonitored bool) {
+// settle records the result of an action on s, its unit's status us
+// after it: its starts so far (the engine's own, not a crash's restart),
+// and whether it became monitored again or unmonitored (every event and
+// count forgotten, as monit's Util_monitorUnset). A process monitored
+// again reads initializing until its next check, unless it runs: its
+// start was its check (monit waits for its next cycle; the agent waits
+// on initializing).
+func (e *Engine) settle(s *monitrc.Service, us UnitStatus, monitored, unmonitored bool) {
 	st := e.state(s)
-	if starts > st.lastStarts {
-		st.lastStarts, st.owed = starts, false
+	if us.Starts > st.lastStarts {
+		st.lastStarts, st.owed = us.Starts, false
 	}
 	if unmonitored {
 		st.nstart, st.ncycle = 0, 0
@@ -69,7 +72,7 @@ func (e *Engine) settle(s *monitrc.Service, starts int, monitored, unmonitored b
 	case unmonitored:
 		st.forget()
 	case monitored:
-		st.init = true
+		st.init = !(us.Running && s.Type == monitrc.TypeProcess && us.Monitor == Monitored)
 	}
 }
 

@@ -76,6 +76,6 @@ func TestMonitStopDoesNotWaitForOtherLadders(t *testing.T) {
 	again := h.rep.Expect(t, "ready")
 	h.waitFor("web running again", func() bool {
 		st := api.service("web")
-		return st.Pending == 0 && st.Monitor != 0 && st.PID == again.PID // initializing until the next cycle, as in monit
+		return st.Pending == 0 && st.Monitor == 1 && st.Status == 0 && st.PID == again.PID // running, as the agent reads it
 	})
 }
