@@ -72,6 +72,7 @@ func TestFloodLeavesTheDaemonBounded(t *testing.T) {
 	if pageAddr == "" {
 		t.Fatal("no status page address logged")
 	}
+	c.expectLog("process=web/a state=running") // monit's engine starts it once the daemon supervises
 	daemon := cmd.Process.Pid
 	before := openFDs(t, daemon)
 

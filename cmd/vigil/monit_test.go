@@ -172,10 +172,8 @@ func TestMonitSurvivesKill(t *testing.T) {
 	port := c.monitRoot()
 	d1 := c.rawDaemon()
 	inc1 := incarnation(t, port)
+	c.eventually("a and b running", func() bool { return c.proc("a").State == "running" && c.proc("b").State == "running" })
 	a1, b1 := c.proc("a"), c.proc("b")
-	if a1.State != "running" || b1.State != "running" {
-		t.Fatalf("before: %+v %+v", a1, b1)
-	}
 	out, code := c.monit("summary")
 	if code != 0 || !strings.HasPrefix(out, "The Monit daemon 5.2.5 uptime: 0m \n\n") ||
 		!strings.Contains(out, "\nProcess 'a'                         running\nProcess 'b'                         running\n") {
@@ -266,6 +264,7 @@ func TestMonitForeground(t *testing.T) {
 	link := filepath.Join(c.root, "bosh", "bin", "monit")
 	monitrc := filepath.Join(c.root, "bosh", "etc", "monitrc")
 	d1 := c.startDaemon(exec.Command(link, "-I", "-c", monitrc))
+	c.eventually("a running", func() bool { return c.proc("a").State == "running" })
 	a1 := c.proc("a")
 	d1.Process.Signal(syscall.SIGTERM)
 	if err := d1.Wait(); err != nil {

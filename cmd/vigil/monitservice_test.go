@@ -66,11 +66,9 @@ func TestMonitService(t *testing.T) {
 		d.Process.Signal(syscall.SIGTERM)
 		d.Wait()
 	}()
+	c.eventually("a and b running", func() bool { return c.proc("a").State == "running" && c.proc("b").State == "running" })
 	before := c.status()
 	a1, b1 := c.proc("a"), c.proc("b")
-	if a1.State != "running" || b1.State != "running" {
-		t.Fatalf("before: %+v %+v", a1, b1)
-	}
 	inc := incarnation(t, port)
 	notify := notifySocket(t)
 	for i := range 3 {

@@ -12,23 +12,25 @@ import (
 
 // Run is monit's daemon loop (monitor.c, validate.c) until ctx is done: a
 // cycle at once, then one every set daemon interval, and one at once when
-// an action is posted. A cycle runs the pending actions, then checks every
-// service (running, instead, an action posted meanwhile at the service's
-// turn). Run returns once the programs it started itself have ended
-// (their sessions are killed then).
+// an action is posted. It starts the services of EngineOptions.Booting
+// (boot.go) and runs each posted action as it comes (jobs.go), beside the
+// cycles. Run returns once the actions and starts in flight (cut short by
+// ctx) and the programs it started itself have ended (their sessions are
+// killed then).
 func (e *Engine) Run(ctx context.Context) {
 	defer e.endSpawned()
+	defer func() {
+		e.work.Wait()
+		e.mu.Lock()
+		e.ended = true
+		e.mu.Unlock()
+	}()
 	cycle := e.cfg.Cycle
 	if cycle <= 0 {
 		cycle = monitrc.DefaultCycle
 	}
-	if e.opts.Booted != nil {
-		select {
-		case <-e.opts.Booted:
-		case <-ctx.Done():
-			return
-		}
-	}
+	e.boot(ctx) // its jobs first: actions posted meanwhile wait for them
+	e.work.Go(func() { e.dispatch(ctx) })
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -42,64 +44,71 @@ func (e *Engine) Run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		select {
-		case <-e.checked:
-		default:
-			close(e.checked)
-		}
 		timer.Reset(cycle)
 	}
 }
 
-// act runs the action pending for svc, if any, clears its pending mark
-// and reports it; it says whether one ran.
-func (e *Engine) act(ctx context.Context, svc *monitrc.Service) bool {
-	key := strings.ToLower(svc.Name)
-	e.mu.Lock()
-	code := e.pending[key]
-	e.mu.Unlock()
-	if code == PendingNone {
-		return false
-	}
-	err := e.Do(ctx, svc.Name, actionName(code))
-	e.mu.Lock()
-	delete(e.pending, key)
-	e.mu.Unlock()
-	if e.onDone != nil {
-		e.onDone(svc.Name, actionName(code), err)
-	}
-	return true
-}
-
-// cycle is monit's validate: the pending actions, in the services' order,
-// then every service checked once, prerequisites first (monit's service
-// list is sorted by dependencies), each recorded as looked at.
+// cycle is monit's validate: every service checked once, prerequisites
+// first (monit's service list is sorted by dependencies), each recorded
+// as looked at. A service that an action is working on (or one its check
+// could act on) is not checked: that work takes the check's place, as a
+// scheduled action takes it in monit's cycle. The first cycle checks the
+// others first, says so (Checked), then waits for each boot start still
+// under way and checks its service, as monit's first cycle makes the
+// starts before it goes on: a start that ends within the first cycle is
+// that cycle's, however long it took.
 func (e *Engine) cycle(ctx context.Context) {
-	order := e.cfg.Order()
-	for _, svc := range order {
-		e.act(ctx, svc)
+	e.cycles++
+	if e.cycles == 2 {
+		for _, st := range e.states {
+			st.bootRate = false // the boot's starts were the first cycle's
+		}
 	}
 	sys := &systemSampler{}
 	changed := false
-	for _, svc := range order {
+	var later []*monitrc.Service // the first cycle's services held by their boot starts
+	for _, svc := range e.cfg.Order() {
 		if ctx.Err() != nil {
 			return
 		}
-		st := e.state(svc)
-		e.mu.Lock()
-		before := st.shown()
-		e.mu.Unlock()
-		if !e.act(ctx, svc) { // an action posted meanwhile replaces the check
-			e.checkService(ctx, svc, sys)
+		if !e.check(ctx, svc, sys, &changed) && e.cycles == 1 && e.boots[strings.ToLower(svc.Name)] != nil {
+			later = append(later, svc)
 		}
-		e.mu.Lock()
-		st.collected = time.Now()
-		changed = changed || st.shown() != before
-		e.mu.Unlock()
+	}
+	if e.cycles == 1 {
+		close(e.checked)
+	}
+	for _, svc := range later {
+		select {
+		case <-e.boots[strings.ToLower(svc.Name)].done:
+		case <-ctx.Done():
+			return
+		}
+		e.check(ctx, svc, sys, &changed)
 	}
 	if changed && e.opts.OnChange != nil {
 		e.opts.OnChange()
 	}
+}
+
+// check checks svc unless work on what its check could act on is in
+// flight (false then), noting in changed whether its status changed.
+func (e *Engine) check(ctx context.Context, svc *monitrc.Service, sys *systemSampler, changed *bool) bool {
+	j := e.tryClaim(e.reach[strings.ToLower(svc.Name)])
+	if j == nil {
+		return false
+	}
+	defer e.finish(j)
+	st := e.state(svc)
+	e.mu.Lock()
+	before := st.shown()
+	e.mu.Unlock()
+	e.checkService(ctx, svc, sys)
+	e.mu.Lock()
+	st.collected = time.Now()
+	*changed = *changed || st.shown() != before
+	e.mu.Unlock()
+	return true
 }
 
 // checkService is validate()'s body for one service: every N cycles, the
@@ -112,10 +121,6 @@ func (e *Engine) checkService(ctx context.Context, svc *monitrc.Service, sys *sy
 	}
 	st := e.state(svc)
 	if u.Status().Monitor == NotMonitored {
-		if st.booting { // the daemon is about to start it, as this cycle would
-			e.bootStart(svc, st, false)
-			st.bootCycle = false
-		}
 		return
 	}
 	if svc.Every > 1 {
@@ -156,17 +161,24 @@ func (e *Engine) checkService(ctx context.Context, svc *monitrc.Service, sys *sy
 // restart monit's cycle makes of a dead process: it counts, once a cycle,
 // for the restart-rate rules, and its dependants are stopped and started
 // again around it (the cycle waits for the process to run, as monit's
-// does). The daemon's first start of a booting service only counts. Then
-// the process's tests run while it runs.
+// does). A boot start (counted by boot, as the first cycle's) is no
+// restart; checked in the first cycle, its tests wait for the next one, as
+// after monit's first-cycle start. Then the process's tests run while it
+// runs.
 func (e *Engine) checkProcess(ctx context.Context, svc *monitrc.Service, st *svcState, u Unit, sys *systemSampler) []posted {
 	us := u.Status()
 	dead := (!us.Running || !alive(us.PID)) && svc.Mode != "passive" && !passiveExist(svc)
 	fresh := us.Starts > st.lastStarts
 	st.lastStarts = max(st.lastStarts, us.Starts)
+	if st.bootDone {
+		st.bootDone = false
+		if e.cycles == 1 { // monit's first cycle ends its check with the start: no tests yet
+			st.pid, st.ppid = 0, 0
+			return nil
+		}
+	}
 	count := false
 	switch {
-	case st.booting:
-		e.bootStart(svc, st, fresh && !dead)
 	case fresh && st.owed: // the restart counted when it was found dead
 		st.owed = false
 	case fresh:
@@ -175,13 +187,10 @@ func (e *Engine) checkProcess(ctx context.Context, svc *monitrc.Service, st *svc
 	if dead && !count {
 		count, st.owed = true, true // found dead: its supervisor owes the start monit makes now
 	}
-	if count || st.bootCycle {
+	if count {
 		// monit's check ends with the restart of a dead process: its
 		// tests wait for the next cycle.
-		if count {
-			e.restarted(ctx, svc, st, u)
-		}
-		st.bootCycle = false
+		e.restarted(ctx, svc, st, u)
 		st.pid, st.ppid = 0, 0 // the restart's process is new to the change tests
 		return nil
 	}
@@ -227,16 +236,6 @@ func (e *Engine) restarted(ctx context.Context, svc *monitrc.Service, st *svcSta
 	}
 }
 
-// bootStart counts the daemon's start of a booting service as the
-// restart monit's first cycle makes of it (after this cycle's rules, as
-// monit counts it), whether the start has been seen yet or not.
-func (e *Engine) bootStart(svc *monitrc.Service, st *svcState, seen bool) {
-	st.booting, st.owed, st.bootCycle = false, !seen, true
-	if hasRates(svc) {
-		st.nstart++
-	}
-}
-
 // restartCascade is what remains of monit's restart of a dead svc, whose
 // supervisor restarts it (or did): the services that depend on it are
 // stopped (the deepest first), svc is started (waiting until it runs),
@@ -272,7 +271,10 @@ func (e *Engine) rates(ctx context.Context, svc *monitrc.Service, st *svcState) 
 	if len(rules) == 0 {
 		return false
 	}
-	if st.nstart > 0 {
+	// The boot's start counts after the first cycle's rules, as monit's
+	// first cycle makes it after its own.
+	counting := st.nstart > 0 && !st.bootRate
+	if counting {
 		st.ncycle++
 	}
 	longest := 0
@@ -284,11 +286,13 @@ func (e *Engine) rates(ctx context.Context, svc *monitrc.Service, st *svcState) 
 		if a.Kind == monitrc.ActTimeout {
 			a = monitrc.Action{Kind: monitrc.ActUnmonitor}
 		}
-		holds := st.nstart > 0 && st.nstart >= max(t.Failures, 1) && st.ncycle <= t.Cycles
-		// monit 5.2.5 never posts this event's recovery, so Timeout would
-		// stay in the status for good; vigil clears it once the rule no
-		// longer holds (docs/COMPATIBILITY.md), without running anything.
-		results = append(results, posted{key: "rate" + strconv.Itoa(i), bit: EventTimeout, failed: holds,
+		if !(counting && st.nstart >= max(t.Failures, 1) && st.ncycle <= t.Cycles) {
+			continue
+		}
+		// monit 5.2.5 posts this event only while the rule holds, never its
+		// recovery: Timeout stays in the status until a stop or an
+		// unmonitor forgets it, as monit shows it.
+		results = append(results, posted{key: "rate" + strconv.Itoa(i), bit: EventTimeout, failed: true,
 			message: fmt.Sprintf("service restarted %d times within %d cycles(s) - %s", st.nstart, st.ncycle, a.Kind),
 			action:  a, recover: monitrc.Action{}})
 	}

@@ -107,10 +107,12 @@ var (
 	ErrPending   = errors.New("Other action already in progress -- please try again later")
 )
 
-// Engine is monit's daemon loop over a set of units: actions posted
-// through the HTTP API run one after another, then a cycle checks every
+// Engine is monit's daemon loop over a set of units: a cycle checks every
 // service (its tests, restart-rate rules, files and hosts), as monit
-// 5.2.5's validate does, every set daemon interval. Status reads never
+// 5.2.5's validate does, every set daemon interval and at once when an
+// action is posted; actions posted through the HTTP API run as soon as
+// they are posted, each with its dependency cascade, and independently of
+// each other unless their cascades overlap (jobs.go). Status reads never
 // wait for it.
 type Engine struct {
 	cfg         *monitrc.Config
@@ -118,17 +120,27 @@ type Engine struct {
 	opts        EngineOptions
 	started     time.Time
 	incarnation int64
-	wake        chan struct{} // a token when an action was posted
+	wake        chan struct{} // a token when a cycle is due at once (an action was posted)
+	posted      chan struct{} // a token when an action was posted
 	// onDone, if set, is called after each action with its outcome.
 	onDone  func(service, action string, err error)
-	spawned sync.WaitGroup // the programs started without Options.Spawn
-	checked chan struct{}  // closed after the first cycle
+	spawned sync.WaitGroup             // the programs started without Options.Spawn
+	work    sync.WaitGroup             // the jobs' goroutines (actions, boot starts)
+	checked chan struct{}              // closed once the first cycle has checked what no boot start holds
+	cycles  int                        // the cycles begun, counted by Run's goroutine
+	boots   map[string]*job            // the boot starts by lower-cased name, set by boot before the first cycle
+	reach   map[string]map[string]bool // by lower-cased name: what a check of it may act on
 
-	mu      sync.Mutex
-	pending map[string]int       // lower-cased name → pending action (one at a time, as monit's)
-	states  map[string]*svcState // lower-cased name → what the cycles keep
-	sysCPU  cpuTimes             // the machine's CPU times at the last cycle that read them
-	running map[int]bool         // the sessions of the programs spawned without Options.Spawn
+	mu         sync.Mutex
+	ended      bool                 // Run has returned: no action is taken any more
+	pending    map[string]int       // lower-cased name → pending action (one at a time, as monit's)
+	dispatched map[string]bool      // the pending actions that run (or wait for their turn) as jobs
+	jobs       []*job               // the unfinished jobs, in the order claimed
+	intents    map[string]intent    // lower-cased name → what a posted action not yet done means for it
+	stopping   map[string]bool      // lower-cased name → its stop was asked for; its process may still run
+	states     map[string]*svcState // lower-cased name → what the cycles keep
+	sysCPU     cpuTimes             // the machine's CPU times at the last cycle that read them
+	running    map[int]bool         // the sessions of the programs spawned without Options.Spawn
 }
 
 // EngineOptions are the engine's settings beside its configuration and
@@ -149,21 +161,33 @@ type EngineOptions struct {
 	// program itself in a session of its own and Run waits for it before
 	// returning.
 	Spawn func(p *monitrc.Program, env []string, endOnFailure bool)
-	// Booting names the services the daemon starts now because they do
-	// not run, as monit's first cycle starts them: that first start counts
-	// as a restart for the restart-rate rules, as it does in monit.
+	// Booting names the services to start now because they do not run,
+	// as monit's first cycle starts them: the engine starts each once the
+	// boot starts of its prerequisites have ended, never waiting for an
+	// unrelated one, and that first start counts as a restart for the
+	// restart-rate rules, as it does in monit (boot.go).
 	Booting []string
+	// After, if set, names more services whose boot starts a service's
+	// waits for, besides those it depends on.
+	After func(service string) []string
+	// Adopted names the services whose process was found running when
+	// the engine began (a daemon that died left it): taking it over is
+	// not a restart.
+	Adopted []string
+	// Stopping names the services whose stop a daemon that died had not
+	// finished: the engine stops them again if they run.
+	Stopping []string
 	// Host is the host name programs see in MONIT_HOST.
 	Host string
 	// OnChange, if set, is called after a cycle that changed what a
 	// service's status shows (its events, whether it is initializing),
-	// without a lock held; it must not block.
+	// and after a boot start has ended, without a lock held; it must not
+	// block.
 	OnChange func()
-	// Booted, if set, holds the first cycle (and the actions posted
-	// meanwhile) until it is closed: the daemon closes it once it has
-	// started what it starts, so that the first cycle sees those starts,
-	// as monit's first cycle makes them.
-	Booted <-chan struct{}
+	// OnPosted, if set, is called once an action has been posted and
+	// before Post returns, so that what it means (Persisted) is saved
+	// before it runs. It must not block for long.
+	OnPosted func()
 	// Stats, if set, fills a process's resource figures for a pid (for
 	// resource tests on a unit that does not fill them itself).
 	Stats func(pid int, st *UnitStatus)
@@ -193,8 +217,10 @@ func NewEngineWith(cfg *monitrc.Config, units map[string]Unit, o EngineOptions) 
 		}
 	}
 	e := &Engine{cfg: cfg, units: low, opts: o, started: o.Started, incarnation: o.Incarnation,
-		wake: make(chan struct{}, 1), pending: map[string]int{}, onDone: o.OnDone,
-		states: map[string]*svcState{}, running: map[int]bool{}, checked: make(chan struct{})}
+		wake: make(chan struct{}, 1), posted: make(chan struct{}, 1), pending: map[string]int{},
+		dispatched: map[string]bool{}, intents: map[string]intent{}, stopping: map[string]bool{},
+		onDone: o.OnDone, states: map[string]*svcState{}, running: map[int]bool{}, checked: make(chan struct{}),
+		reach: map[string]map[string]bool{}, boots: map[string]*job{}}
 	for _, u := range low {
 		if cu, ok := u.(*CheckUnit); ok {
 			cu.mu.Lock()
@@ -212,15 +238,28 @@ func NewEngineWith(cfg *monitrc.Config, units map[string]Unit, o EngineOptions) 
 		}
 		e.states[strings.ToLower(s.Name)] = st
 	}
+	for _, s := range cfg.Services {
+		e.reach[strings.ToLower(s.Name)] = e.reachOf(s)
+	}
 	for _, n := range o.Booting {
 		if st := e.states[strings.ToLower(n)]; st != nil {
 			st.booting = true
 		}
 	}
+	for _, n := range o.Adopted {
+		if st := e.states[strings.ToLower(n)]; st != nil {
+			st.lastStarts = max(st.lastStarts, 1) // its supervisor may not have taken it over yet
+		}
+	}
+	for _, n := range o.Stopping {
+		e.stopping[strings.ToLower(n)] = true
+	}
 	return e
 }
 
-// Checked is closed once the first cycle has checked every service.
+// Checked is closed once the first cycle has checked every service that
+// no boot start holds (the services that run read running then); the
+// first cycle goes on to check the others as their starts end.
 func (e *Engine) Checked() <-chan struct{} { return e.checked }
 
 // Config is the configuration the engine runs.
@@ -245,10 +284,15 @@ func (e *Engine) Unit(name string) (Unit, bool) {
 	return u, ok
 }
 
-// Post marks action pending for the service and returns at once: Run
-// wakes for it and runs it in its next cycle, at the service's turn (or at
-// once if it is asleep), as monit's daemon runs a scheduled action. It
-// fails with ErrNoService, ErrAction or ErrPending.
+// Post marks action pending for the service and returns at once; the
+// action runs as soon as the work on the services its cascade covers
+// allows (at once, unless an earlier action or a check acts on one of
+// them), and a cycle runs at once, as monit's daemon wakes up for a
+// scheduled action. Before Post returns, what the action means for the
+// next daemon is recorded (OnPosted). It fails with ErrNoService,
+// ErrAction or ErrPending (for a service with an action pending, or
+// once Run has returned: a reload's engine takes the action when it is
+// asked again).
 func (e *Engine) Post(name, action string) error {
 	svc, ok := e.cfg.Lookup(name)
 	if !ok {
@@ -259,135 +303,33 @@ func (e *Engine) Post(name, action string) error {
 		return ErrAction
 	}
 	key := strings.ToLower(svc.Name)
+	scope := e.scope(svc, action, true)
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.pending[key] != PendingNone {
-		return ErrPending
+	if e.pending[key] != PendingNone || e.ended {
+		e.mu.Unlock()
+		return ErrPending // an ended engine's: the next one (a reload's) takes it, asked again
 	}
 	e.pending[key] = code
-	select {
-	case e.wake <- struct{}{}:
-	default: // woken already
+	e.intend(svc, action, scope)
+	e.mu.Unlock()
+	if e.opts.OnPosted != nil {
+		e.opts.OnPosted()
 	}
+	e.kick()
 	return nil
 }
 
 // Do runs an action with monit's dependency cascade and returns once it is
 // done. The first failure is returned; the cascade goes on where monit's
-// does.
+// does. The caller holds the work on the services it covers (a job).
 func (e *Engine) Do(ctx context.Context, name, action string) error {
 	svc, ok := e.cfg.Lookup(name)
 	if !ok {
 		return ErrNoService
 	}
-	c := &cascade{e: e, ctx: ctx, done: map[*monitrc.Service]bool{}, verb: action}
-	switch action {
-	case "start":
-		if u := e.units[strings.ToLower(svc.Name)]; u != nil && u.Status().Running && svc.Type == monitrc.TypeProcess {
-			c.unit(svc, func(u Unit) error { return u.Monitor(ctx) }) // running: only monitor it again
-			break
-		}
-		c.depend(svc, "stop")
-		c.start(svc)
-		c.depend(svc, "start")
-	case "stop":
-		c.depend(svc, "stop")
-		c.stop(svc)
-	case "restart":
-		c.depend(svc, "stop")
-		if c.stop(svc) {
-			c.start(svc)
-			c.depend(svc, "start")
-		}
-	case "monitor":
-		c.monitor(svc)
-	case "unmonitor":
-		c.depend(svc, "unmonitor")
-		c.unit(svc, func(u Unit) error { return u.Unmonitor(ctx) })
-	default:
+	c := &cascade{e: e, ctx: ctx, done: map[*monitrc.Service]bool{}, verb: action, exact: true}
+	if !c.run(svc, action) {
 		return ErrAction
 	}
 	return c.err
-}
-
-type cascade struct {
-	e    *Engine
-	ctx  context.Context
-	err  error
-	done map[*monitrc.Service]bool // started or monitored once already
-	verb string                    // the action the cascade runs
-}
-
-func (c *cascade) note(err error) bool {
-	if err != nil && c.err == nil {
-		c.err = err
-	}
-	return err == nil
-}
-
-// unit applies f to s's unit, then brings what the cycles keep about s in
-// line: its starts are the engine's own (not a crash's restart), a service
-// no longer monitored forgets its events and counts (monit's
-// Util_monitorUnset), one monitored again is initializing until its next
-// check.
-func (c *cascade) unit(s *monitrc.Service, f func(Unit) error) bool {
-	u := c.e.units[strings.ToLower(s.Name)]
-	if u == nil {
-		return true
-	}
-	before := u.Status().Monitor
-	ok := c.note(f(u))
-	st := u.Status()
-	// A restart's stop keeps the events (monit's soft unmonitor); a stop
-	// or unmonitor forgets them.
-	forget := st.Monitor == NotMonitored && (c.verb == "stop" || c.verb == "unmonitor")
-	c.e.settle(s, st.Starts, before == NotMonitored && st.Monitor != NotMonitored, forget)
-	return ok
-}
-
-// up starts or monitors (verb) the prerequisites of s, then s, each service
-// once per action.
-func (c *cascade) up(s *monitrc.Service, verb func(Unit) error) {
-	if c.done[s] {
-		return
-	}
-	c.done[s] = true
-	for _, d := range s.DependsOn {
-		if p, ok := c.e.cfg.Lookup(d); ok {
-			c.up(p, verb)
-		}
-	}
-	c.unit(s, verb)
-}
-
-func (c *cascade) start(s *monitrc.Service) { c.up(s, func(u Unit) error { return u.Start(c.ctx) }) }
-
-func (c *cascade) monitor(s *monitrc.Service) {
-	c.up(s, func(u Unit) error { return u.Monitor(c.ctx) })
-}
-
-func (c *cascade) stop(s *monitrc.Service) bool {
-	return c.unit(s, func(u Unit) error { return u.Stop(c.ctx) })
-}
-
-// depend applies action to every service that depends on s, transitively:
-// start and monitor top-down (s's dependants, then theirs), stop and
-// unmonitor bottom-up (the deepest dependants first).
-func (c *cascade) depend(s *monitrc.Service, action string) {
-	for _, child := range c.e.cfg.Dependants(s.Name) {
-		switch action {
-		case "start":
-			c.start(child)
-			c.depend(child, action)
-		case "monitor":
-			c.monitor(child)
-			c.depend(child, action)
-		case "stop":
-			c.depend(child, action)
-			c.stop(child)
-		case "unmonitor":
-			c.depend(child, action)
-			c.unit(child, func(u Unit) error { return u.Unmonitor(c.ctx) })
-		}
-	}
 }

@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"os/user"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -28,10 +24,19 @@ const pidFilePoll = 100 * time.Millisecond
 // shell, stdio on /dev/null, MONIT_* environment), then the process the pid
 // file names, watched through a pidfd; stopping runs the stop program. It
 // implements supervise.Runner. Use its Timing for the supervisor: the first
-// stop signal runs the stop program.
+// stop signal runs the stop program. The process a pid file names is
+// taken, and ever signalled, only when it is the service's (owner): a pid
+// file that names another is reported to OnForeign and taken for no
+// process at all.
 type ProgramRunner struct {
 	Service *monitrc.Service
 	Host    string
+	// OnForeign, if set, is told once of each foreign process a pid file
+	// names (a *ForeignError). It must not block.
+	OnForeign func(error)
+
+	mu      sync.Mutex
+	foreign int // the pid last reported to OnForeign
 }
 
 // Timing returns the supervisor timing that fits: the stop program's
@@ -44,149 +49,13 @@ func (r *ProgramRunner) Timing(t supervise.Timing) supervise.Timing {
 	return t
 }
 
-// Env is the environment monit gives its programs.
-func Env(svc *monitrc.Service, host, event, desc string, pid int) []string {
-	env := append(os.Environ(),
-		"MONIT_DATE="+time.Now().Format("Mon, 02 Jan 2006 15:04:05 -0700"),
-		"MONIT_SERVICE="+svc.Name, "MONIT_HOST="+host, "MONIT_EVENT="+event,
-		"MONIT_DESCRIPTION="+desc)
-	if svc.Type == monitrc.TypeProcess {
-		env = append(env, "MONIT_PROCESS_PID="+strconv.Itoa(pid), "MONIT_PROCESS_MEMORY=0",
-			"MONIT_PROCESS_CHILDREN=0", "MONIT_PROCESS_CPU_PERCENT=0")
-	}
-	return env
-}
-
-// Running is a program Spawn started: the leader of a session of its own
-// (its pid is the session's id). Done receives its end once (nil on exit
-// 0); whatever it left in its session lives on until EndSession.
-type Running struct {
-	PID  int
-	Done <-chan error
-}
-
-// Spawn starts p without a shell, in a new session, with stdio on
-// /dev/null; a goroutine reaps it and sends its end on Done.
-func Spawn(p *monitrc.Program, env []string) (*Running, error) {
-	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
-	cmd.Env = env
-	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if cred, err := credential(p); err != nil {
-		return nil, err
-	} else if cred != nil {
-		cmd.SysProcAttr.Credential = cred
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", p.Argv[0], err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	return &Running{PID: cmd.Process.Pid, Done: done}, nil
-}
-
-// Wait returns the program's end, once it has ended or ctx is done (then
-// its session is ended first). With endOnFailure (a check's start
-// program) a program that fails has its session ended too, so that what
-// it left behind does not pile up at every retry; a program that exits 0
-// keeps what it started.
-func (r *Running) Wait(ctx context.Context, endOnFailure bool) error {
-	var err error
-	select {
-	case err = <-r.Done:
-	case <-ctx.Done():
-		EndSession(r.PID, 0)
-		err = <-r.Done
-	}
-	if err != nil && endOnFailure {
-		EndSession(r.PID, 0)
-	}
-	return err
-}
-
-// EndSession kills (SIGKILL) every process left in the session sid, the
-// session of a program Spawn started, except keep (the service's own
-// process, 0 for none). A session id is not reused while one of its
-// members lives, so nothing outside it is hit.
-func EndSession(sid, keep int) {
-	if sid <= 1 {
-		return
-	}
-	snap, err := procstat.Scan()
-	if err != nil {
-		return
-	}
-	for _, pid := range snap.InSession(sid) {
-		if pid != keep && pid != os.Getpid() {
-			_ = unix.Kill(pid, unix.SIGKILL)
-		}
-	}
-}
-
-func credential(p *monitrc.Program) (*syscall.Credential, error) {
-	if p.UID == "" && p.GID == "" {
-		return nil, nil
-	}
-	c := &syscall.Credential{Uid: uint32(os.Getuid()), Gid: uint32(os.Getgid())}
-	if p.UID != "" {
-		uid, gid, err := lookupUser(p.UID)
-		if err != nil {
-			return nil, err
-		}
-		c.Uid, c.Gid = uid, gid
-	}
-	if p.GID != "" {
-		gid, err := lookupGroup(p.GID)
-		if err != nil {
-			return nil, err
-		}
-		c.Gid = gid
-	}
-	if int(c.Uid) == os.Getuid() && int(c.Gid) == os.Getgid() {
-		return nil, nil
-	}
-	return c, nil
-}
-
-// lookupUser returns the uid and primary group of a user given by name or
-// number (monit takes both: as uid vcap, as uid 1000).
-func lookupUser(name string) (uid, gid uint32, err error) {
-	u, err := user.Lookup(name)
-	if err != nil {
-		if n, nerr := strconv.ParseUint(name, 10, 32); nerr == nil {
-			if u, err = user.LookupId(name); err != nil {
-				return uint32(n), uint32(os.Getgid()), nil // a uid without a passwd entry
-			}
-		} else {
-			return 0, 0, fmt.Errorf("uid %s: %w", name, err)
-		}
-	}
-	id, _ := strconv.ParseUint(u.Uid, 10, 32)
-	g, _ := strconv.ParseUint(u.Gid, 10, 32)
-	return uint32(id), uint32(g), nil
-}
-
-// lookupGroup returns the gid of a group given by name or number.
-func lookupGroup(name string) (uint32, error) {
-	if n, err := strconv.ParseUint(name, 10, 32); err == nil {
-		return uint32(n), nil
-	}
-	g, err := user.LookupGroup(name)
-	if err != nil {
-		return 0, fmt.Errorf("gid %s: %w", name, err)
-	}
-	id, _ := strconv.ParseUint(g.Gid, 10, 32)
-	return uint32(id), nil
-}
-
-// Start runs the start program unless the pid file already names a live
-// process, and returns a Process that reports Running once the pid file
-// does, or an exit when the start program fails or the timeout passes.
+// Start runs the start program unless the pid file already names the
+// service's live process, and returns a Process that reports Running once
+// the pid file names the service's process, or an exit when the start
+// program fails or the timeout passes.
 func (r *ProgramRunner) Start(ctx context.Context) (supervise.Process, error) {
-	p := &pidProcess{r: r, events: make(chan supervise.ProcessEvent, 2), quit: make(chan struct{})}
-	if pid, fd, ok := livePid(r.Service.PidFile); ok {
-		p.pid, p.fd = pid, fd
-		go p.watch()
+	o := ownerOf(r)
+	if p := r.adopt(o); p != nil {
 		return p, nil
 	}
 	if r.Service.Start == nil {
@@ -196,13 +65,54 @@ func (r *ProgramRunner) Start(ctx context.Context) (supervise.Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	o.session = run.PID
+	p := &pidProcess{r: r, owner: o, events: make(chan supervise.ProcessEvent, 2), quit: make(chan struct{})}
 	go p.await(ctx, run, r.Service.Start.Timeout)
 	return p, nil
+}
+
+// Adopt returns the service's process that the pid file names, found
+// running (a daemon that died left it), watched as Start's would be; nil
+// when the pid file names none (or one that is not the service's).
+func (r *ProgramRunner) Adopt() supervise.Process {
+	if p := r.adopt(ownerOf(r)); p != nil {
+		return p
+	}
+	return nil
+}
+
+func (r *ProgramRunner) adopt(o owner) *pidProcess {
+	pid, fd, err := r.open(o)
+	if err != nil {
+		return nil
+	}
+	p := &pidProcess{r: r, owner: o, events: make(chan supervise.ProcessEvent, 2), quit: make(chan struct{}),
+		pid: pid, fd: fd}
+	go p.watch()
+	return p
+}
+
+// open is livePid for the service's pid file and owner; a foreign process
+// is reported (once for each pid) and not opened.
+func (r *ProgramRunner) open(o owner) (pid, fd int, err error) {
+	pid, fd, err = livePid(r.Service.PidFile, o)
+	var fe *ForeignError
+	if errors.As(err, &fe) {
+		r.mu.Lock()
+		report := r.foreign != fe.PID
+		r.foreign = fe.PID
+		r.mu.Unlock()
+		if report && r.OnForeign != nil {
+			r.OnForeign(err)
+		}
+	}
+	return pid, fd, err
 }
 
 // pidProcess is one process a pid file names.
 type pidProcess struct {
 	r      *ProgramRunner
+	owner  owner // whose processes it may signal
 	events chan supervise.ProcessEvent
 	quit   chan struct{} // closed by Kill while the pid file is awaited
 	once   sync.Once
@@ -237,17 +147,22 @@ func (p *pidProcess) await(ctx context.Context, run *Running, timeout time.Durat
 	tick := time.NewTicker(pidFilePoll)
 	defer tick.Stop()
 	done, status := run.Done, "still running"
+	var foreign error
 	fail := func(why string) {
 		EndSession(run.PID, 0)
 		p.exit(supervise.Exit{Err: why})
 	}
 	for {
-		if pid, fd, ok := livePid(p.r.Service.PidFile); ok {
+		pid, fd, err := p.r.open(p.owner)
+		if err == nil {
 			p.mu.Lock()
 			p.pid, p.fd = pid, fd
 			p.mu.Unlock()
 			p.watch()
 			return
+		}
+		if fe := (*ForeignError)(nil); errors.As(err, &fe) {
+			foreign = err
 		}
 		select {
 		case err := <-done:
@@ -257,8 +172,11 @@ func (p *pidProcess) await(ctx context.Context, run *Running, timeout time.Durat
 			}
 		case <-tick.C:
 		case <-deadline.C:
-			fail(fmt.Sprintf("no process in %s after %s (start program: %s)",
-				p.r.Service.PidFile, timeout, status))
+			why := fmt.Sprintf("no process in %s after %s (start program: %s)", p.r.Service.PidFile, timeout, status)
+			if foreign != nil {
+				why = fmt.Sprintf("%v (start program: %s)", foreign, status)
+			}
+			fail(why)
 			return
 		case <-p.quit:
 			fail("stopped before it ran")
@@ -288,24 +206,30 @@ func (p *pidProcess) watch() {
 }
 
 // Signal runs the stop program on the first SIGTERM (the supervisor's
-// first stop stage), and sends any other signal to the process.
+// first stop stage), and sends any other signal to the process, if it is
+// still the service's.
 func (p *pidProcess) Signal(sig syscall.Signal) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// The stop program runs only for a process that runs (monit's do_stop):
-	// one still starting is ended by Kill.
-	if sig == syscall.SIGTERM && !p.stopRan && p.r.Service.Stop != nil && p.pid != 0 {
+	// a start still waiting for its pid file ends at once, as its session.
+	if sig == syscall.SIGTERM && p.pid == 0 {
+		p.once.Do(func() { close(p.quit) })
+		return nil
+	}
+	if sig == syscall.SIGTERM && !p.stopRan && p.r.Service.Stop != nil {
 		p.stopRan = true
 		_, err := Spawn(p.r.Service.Stop, Env(p.r.Service, p.r.Host, "Stopped", "stop", p.pid))
 		return err
 	}
-	if p.fd < 0 || p.pid == 0 {
+	if p.fd < 0 || p.pid == 0 || !p.owner.mayKill(p.pid) {
 		return nil
 	}
 	return unix.PidfdSendSignal(p.fd, sig, nil, 0)
 }
 
-// Kill kills the process (and its process group when it leads one).
+// Kill kills the process and, when it leads a process group, the members
+// of the group that are the service's too.
 func (p *pidProcess) Kill() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -313,11 +237,11 @@ func (p *pidProcess) Kill() error {
 		p.once.Do(func() { close(p.quit) })
 		return nil
 	}
-	if pg, err := unix.Getpgid(p.pid); err == nil && pg == p.pid && p.fd >= 0 {
-		_ = unix.Kill(-p.pid, unix.SIGKILL)
-	}
-	if p.fd < 0 {
+	if p.fd < 0 || !p.owner.mayKill(p.pid) {
 		return nil
+	}
+	if pg, err := unix.Getpgid(p.pid); err == nil && pg == p.pid {
+		p.owner.killGroup(p.pid)
 	}
 	return unix.PidfdSendSignal(p.fd, unix.SIGKILL, nil, 0)
 }
@@ -325,38 +249,37 @@ func (p *pidProcess) Kill() error {
 // ForceKill is Kill again: the process is not our child.
 func (p *pidProcess) ForceKill() error { return p.Kill() }
 
-// Alive reports whether the pid file at path names a live process (one
-// Start would adopt instead of running the start program).
-func Alive(path string) bool {
-	_, fd, ok := livePid(path)
-	if ok {
-		unix.Close(fd)
+// livePid reads a pid file and opens a pidfd on the process it names, if
+// that process is o's (else a *ForeignError). The process's start time
+// is read before and after opening the pidfd, and its owner checked in
+// between: if the start time differs the pid was reused and is not
+// trusted.
+func livePid(path string, o owner) (pid, fd int, err error) {
+	pid, w, err := pidfile.ReadWriter(path) // the job's directory: never through a planted link or FIFO
+	if err != nil {
+		return 0, -1, err
 	}
-	return ok
-}
-
-// livePid reads a pid file and opens a pidfd on the process it names. The
-// process's start time is read before and after opening the pidfd: if it
-// differs the pid was reused and is not trusted.
-func livePid(path string) (pid, fd int, ok bool) {
-	pid, err := pidfile.Read(path) // the job's directory: never through a planted link or FIFO
-	if err != nil || pid <= 1 {
-		return 0, -1, false
+	if pid <= 1 {
+		return 0, -1, fmt.Errorf("pid file %s names pid %d", path, pid)
 	}
 	before, err := StartTime(pid)
 	if err != nil {
-		return 0, -1, false
+		return 0, -1, err
 	}
 	fd, err = unix.PidfdOpen(pid, 0)
 	if err != nil {
-		return 0, -1, false
+		return 0, -1, fmt.Errorf("pid %d: %w", pid, err)
 	}
+	cerr := o.check(path, pid, w)
 	after, err := StartTime(pid)
-	if err != nil || after != before {
-		unix.Close(fd)
-		return 0, -1, false
+	if err == nil && after != before {
+		err = fmt.Errorf("pid %d was reused", pid)
 	}
-	return pid, fd, true
+	if err = errors.Join(err, cerr); err != nil {
+		unix.Close(fd)
+		return 0, -1, err
+	}
+	return pid, fd, nil
 }
 
 // StartTime returns a live (not zombie) process's start time in clock

@@ -103,7 +103,7 @@ func TestProgramRunner(t *testing.T) {
 	}
 	// A pid file naming a dead or foreign pid is not trusted.
 	os.WriteFile(filepath.Join(dir, "stale.pid"), []byte("999999999\n"), 0o644)
-	if _, _, ok := livePid(filepath.Join(dir, "stale.pid")); ok {
+	if _, _, err := livePid(filepath.Join(dir, "stale.pid"), owner{}); err == nil {
 		t.Fatal("stale pid trusted")
 	}
 }

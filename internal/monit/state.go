@@ -15,14 +15,15 @@ type svcState struct {
 	nstart, ncycle int  // restarts seen and cycles counted, for the restart-rate rules
 	nevery         int  // cycles skipped (every N cycles)
 	lastStarts     int  // the unit's starts when last looked at
-	booting        bool // the daemon starts it now: its start counts as monit's first cycle's restart
 	owed           bool // a restart counted whose start is still to be seen in the unit's starts
-	bootCycle      bool // the cycle of the boot's start: no tests yet
+	bootDone       bool // its boot start ended since its last check (tests nothing if that is the first cycle)
+	bootRate       bool // its boot start counted for the rates as the first cycle's: that cycle counts no cycle
 	cpu            cpuSample
 	memo           fileMemo // what change tests compare with
 	pid, ppid      int      // for the pid and ppid change tests
 
 	// Under Engine.mu.
+	booting   bool                   // the engine starts it at boot (boot.go), and has not finished
 	events    map[string]*eventState // by test
 	order     []string               // event keys, newest first (monit's event list)
 	bits      int                    // failed events (monit's error)
@@ -50,14 +51,17 @@ func (e *Engine) state(s *monitrc.Service) *svcState {
 	return st
 }
 
-// settle records the result of an action on s: its unit's starts so far
-// (the engine's own, not a crash's restart), and whether it became
-// monitored again (initializing until its next check) or unmonitored
-// (every event and count forgotten, as monit's Util_monitorUnset).
-func (e *Engine) settle(s *monitrc.Service, starts int, monitored, unmonitored bool) {
+// settle records the result of an action on s, its unit's status us
+// after it: its starts so far (the engine's own, not a crash's restart),
+// and whether it became monitored again or unmonitored (every event and
+// count forgotten, as monit's Util_monitorUnset). A process monitored
+// again reads initializing until its next check, unless it runs: its
+// start was its check (monit waits for its next cycle; the agent waits
+// on initializing).
+func (e *Engine) settle(s *monitrc.Service, us UnitStatus, monitored, unmonitored bool) {
 	st := e.state(s)
-	if starts > st.lastStarts {
-		st.lastStarts, st.owed = starts, false
+	if us.Starts > st.lastStarts {
+		st.lastStarts, st.owed = us.Starts, false
 	}
 	if unmonitored {
 		st.nstart, st.ncycle = 0, 0
@@ -68,7 +72,7 @@ func (e *Engine) settle(s *monitrc.Service, starts int, monitored, unmonitored b
 	case unmonitored:
 		st.forget()
 	case monitored:
-		st.init = true
+		st.init = !(us.Running && s.Type == monitrc.TypeProcess && us.Monitor == Monitored)
 	}
 }
 

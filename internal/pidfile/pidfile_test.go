@@ -79,3 +79,24 @@ func TestRemoveIfLeavesAnotherPid(t *testing.T) {
 		t.Fatalf("a missing pid file: %v", err)
 	}
 }
+
+// TestReadWriter: the pid comes with who can have written the file: its
+// owner, and whether its group or others may write it too.
+func TestReadWriter(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "proc.pid")
+	if err := Write(p, 42); err != nil {
+		t.Fatal(err)
+	}
+	pid, w, err := ReadWriter(p)
+	if err != nil || pid != 42 || w.UID != uint32(os.Getuid()) || w.Open {
+		t.Fatalf("%d %+v %v", pid, w, err)
+	}
+	os.Chmod(p, 0o664)
+	if _, w, err := ReadWriter(p); err != nil || !w.Open {
+		t.Fatalf("group-writable: %+v %v", w, err)
+	}
+	os.WriteFile(p, []byte("x\n"), 0o644)
+	if _, _, err := ReadWriter(p); err == nil {
+		t.Fatal("not a pid read as one")
+	}
+}

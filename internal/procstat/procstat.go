@@ -26,6 +26,7 @@ const maxTree = 4096
 // Stat is one process's figures from /proc/PID/stat.
 type Stat struct {
 	PID, PPID int
+	Group     int  // the process group id
 	Session   int  // the session id (the pid of its leader)
 	State     byte // R, S, D, Z ... as in proc(5)
 	// CPUTicks is user+system time of the process itself; ChildTicks that
@@ -86,6 +87,7 @@ func parseStat(line []byte) (Stat, error) {
 	return Stat{
 		PID:        int(pid),
 		PPID:       int(num(4)),
+		Group:      int(num(5)),
 		Session:    int(num(6)),
 		State:      f[3][0],
 		CPUTicks:   num(14) + num(15),
@@ -94,6 +96,40 @@ func parseStat(line []byte) (Stat, error) {
 		RSSBytes:   int64(num(24)) * int64(os.Getpagesize()),
 		VSizeBytes: num(23),
 	}, nil
+}
+
+// IDs are a process's user ids, as the kernel judges who may signal it
+// (kill(2): the sender's real or effective uid must be the target's real
+// or saved one, unless the sender is privileged).
+type IDs struct{ Real, Effective, Saved uint32 }
+
+// UserIDs reads pid's user ids from /proc/PID/status.
+func UserIDs(pid int) (IDs, error) {
+	var buf [4096]byte
+	n, err := readSmall(fmt.Sprintf("/proc/%d/status", pid), buf[:])
+	if err != nil {
+		return IDs{}, err
+	}
+	for line := range bytes.SplitSeq(buf[:n], []byte("\n")) {
+		rest, ok := bytes.CutPrefix(line, []byte("Uid:"))
+		if !ok {
+			continue
+		}
+		var v [3]uint32
+		i := 0
+		for f := range bytes.FieldsSeq(rest) {
+			d, ok := parseDecimal(f)
+			if !ok || d > 1<<32-1 {
+				break
+			}
+			v[i] = uint32(d)
+			if i++; i == len(v) {
+				return IDs{Real: v[0], Effective: v[1], Saved: v[2]}, nil
+			}
+		}
+		break
+	}
+	return IDs{}, fmt.Errorf("/proc/%d/status: no Uid line", pid)
 }
 
 // lastField is the number of the last field of /proc/PID/stat that

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -19,9 +20,9 @@ func TestParseStat(t *testing.T) {
 		bad  bool
 	}{
 		{line: "42 (sh) S 1 42 42 0 -1 4194560 100 0 0 0 7 3 20 10 20 0 1 0 100 2000 5 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0",
-			want: Stat{PID: 42, PPID: 1, Session: 42, State: 'S', CPUTicks: 10, ChildTicks: 30, StartTicks: 100, RSSBytes: 5 * page, VSizeBytes: 2000}},
+			want: Stat{PID: 42, PPID: 1, Group: 42, Session: 42, State: 'S', CPUTicks: 10, ChildTicks: 30, StartTicks: 100, RSSBytes: 5 * page, VSizeBytes: 2000}},
 		{line: "7 (a) b) (c) R 3 7 7 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 100 2000 9 0\n",
-			want: Stat{PID: 7, PPID: 3, Session: 7, State: 'R', CPUTicks: 2, StartTicks: 100, RSSBytes: 9 * page, VSizeBytes: 2000}},
+			want: Stat{PID: 7, PPID: 3, Group: 7, Session: 7, State: 'R', CPUTicks: 2, StartTicks: 100, RSSBytes: 9 * page, VSizeBytes: 2000}},
 		{line: "7 no name", bad: true},
 		{line: "x (a) R 1", bad: true},
 		{line: "7 (a) R 1 2 3", bad: true},
@@ -201,10 +202,27 @@ func FuzzParseStat(f *testing.F) {
 		line := fmt.Sprintf("%d (%s) S %d %d %d 0 -1 4194560 100 0 0 0 %d %d 0 0 20 0 1 0 100 2000 %d 0 1 1\n",
 			pid, comm, ppid, pid, pid, utime, stime, rss)
 		got, err := parseStat([]byte(line))
-		want := Stat{PID: int(pid), PPID: int(ppid), Session: int(pid), State: 'S', CPUTicks: utime + stime,
+		want := Stat{PID: int(pid), PPID: int(ppid), Group: int(pid), Session: int(pid), State: 'S', CPUTicks: utime + stime,
 			StartTicks: 100, VSizeBytes: 2000, RSSBytes: int64(rss) * int64(os.Getpagesize())}
 		if err != nil || got != want {
 			t.Fatalf("parseStat(%q) = %+v, %v; want %+v", line, got, err, want)
 		}
 	})
+}
+
+// TestUserIDsAndGroups: a process's user ids as the kernel keeps them,
+// and the members of its process group.
+func TestUserIDsAndGroups(t *testing.T) {
+	ids, err := UserIDs(os.Getpid())
+	if err != nil || ids.Real != uint32(os.Getuid()) || ids.Effective != uint32(os.Geteuid()) {
+		t.Fatalf("%+v %v", ids, err)
+	}
+	snap, err := Scan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgid := syscall.Getpgrp()
+	if !slices.Contains(snap.InGroup(pgid), os.Getpid()) {
+		t.Fatalf("%d not in its group %d", os.Getpid(), pgid)
+	}
 }

@@ -142,6 +142,18 @@ func (s *Snapshot) InSession(sid int) []int {
 	return out
 }
 
+// InGroup returns the pids of the members of process group pgid, in no
+// order.
+func (s *Snapshot) InGroup(pgid int) []int {
+	var out []int
+	for pid, st := range s.stats {
+		if st.Group == pgid {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
 // Children lists pid's direct children at the scan.
 func (s *Snapshot) Children(pid int) []int { return s.children[pid] }
 

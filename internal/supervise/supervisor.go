@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // Runner starts one process of a supervised program. Start must not block on
@@ -98,7 +99,14 @@ func New(cfg Config) *Supervisor {
 	}
 	s := &Supervisor{cfg: cfg, cmds: make(chan command), done: make(chan struct{})}
 	s.run = loop{Supervisor: s, probeC: make(chan probeReport), m: machine{unmonitored: cfg.Unmonitored}}
-	s.snap.Store(&Status{ID: cfg.ID})
+	st := &Status{ID: cfg.ID}
+	if cfg.Adopt != nil {
+		// What Run publishes once it has taken the process over: a status
+		// read before Run has begun must not say stopped (the monit
+		// engine's first look at an adopted service took it for dead).
+		st.State, st.WantUp, st.Unmonitored, st.PID, st.Gen, st.Since = Running, true, cfg.Unmonitored, cfg.Adopt.PID(), 1, time.Now()
+	}
+	s.snap.Store(st)
 	return s
 }
 

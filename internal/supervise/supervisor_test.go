@@ -430,3 +430,28 @@ func TestStartThatNeverRuns(t *testing.T) {
 		}
 	})
 }
+
+// TestAdoptedBeforeRun: a supervisor that adopts a running process reads
+// running with it (its first instance) from the moment it is made, before
+// Run has taken the process over, as it reads once Run has: a reader in
+// between (the monit engine's first look) never sees it stopped.
+func TestAdoptedBeforeRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &fakeProc{pid: 4242, events: make(chan ProcessEvent, 2)}
+		p.events <- ProcessEvent{Running: true, ExecPID: 4243}
+		s := New(Config{ID: ID{Job: "j", Process: "p"}, Adopt: p, Unmonitored: true})
+		before := s.Status()
+		if before.State != Running || !before.WantUp || !before.Unmonitored || before.PID != 4242 || before.Gen != 1 {
+			t.Fatalf("before Run: %+v", before)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		go s.Run(ctx)
+		synctest.Wait()
+		after := s.Status()
+		if after.State != before.State || after.PID != before.PID || after.Gen != before.Gen || after.ExecPID != 4243 {
+			t.Fatalf("before Run %+v, after %+v", before, after)
+		}
+		cancel()
+		<-s.Done()
+	})
+}

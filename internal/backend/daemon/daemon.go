@@ -231,8 +231,9 @@ func (d *Daemon) console() []*os.File {
 }
 
 // Ready is closed once Run has started every process of the first load and
-// each has settled (running, or backing off after a failed start), and
-// the extension has seen them (monit's engine its first cycle).
+// each has settled (running, or backing off after a failed start), or,
+// with an active extension (monit's control files), once its engine has
+// run its first cycle, whatever starts it still has in flight.
 func (d *Daemon) Ready() <-chan struct{} { return d.ready }
 
 // Changes returns a channel that is closed at the next change of any

@@ -79,13 +79,18 @@ func (h *harness) start(timing supervise.Timing) {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.d, h.cancel, h.done = d, cancel, make(chan error, 1)
 	go func() { h.done <- d.Run(ctx) }()
+	h.t.Cleanup(func() { h.stop() })
+	guard := time.NewTimer(testproc.Guard)
+	defer guard.Stop()
 	select {
 	case <-d.Ready():
 	case err := <-h.done:
+		h.cancel = nil // nothing left to stop
 		h.t.Fatalf("daemon ended early: %v", err)
+	case <-guard.C: // a failure guard only
+		h.t.Fatalf("the daemon was not ready (supervising) within %s", testproc.Guard)
 	}
 	h.c = control.NewClient(h.layout.ControlSocket())
-	h.t.Cleanup(func() { h.stop() })
 }
 
 // stop ends the daemon as SIGTERM would and returns Run's result.

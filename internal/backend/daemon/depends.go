@@ -72,6 +72,20 @@ func dependencies(want map[supervise.ID]job.Process) (depGraph, []control.Proble
 	return g, probs
 }
 
+// dependsOn gives, by process of want, the processes of want it depends
+// on (depends_on).
+func dependsOn(want map[supervise.ID]job.Process) map[supervise.ID][]supervise.ID {
+	out := map[supervise.ID][]supervise.ID{}
+	for id, p := range want {
+		for _, d := range p.DependsOn {
+			if dep := (supervise.ID{Job: d.Job, Process: d.Process}); dep != id {
+				out[id] = append(out[id], dep)
+			}
+		}
+	}
+	return out
+}
+
 // waves splits ids by level, lowest first.
 func (g depGraph) waves(ids []supervise.ID) [][]supervise.ID {
 	top := 0

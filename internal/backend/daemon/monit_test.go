@@ -125,10 +125,12 @@ func TestMonitControlFiles(t *testing.T) {
 	if _, ok := h.d.tree.Get(supervise.ID{Job: "idle", Process: "server"}); ok {
 		t.Fatal("a bpm job without a check was started")
 	}
-	if st, ok := h.d.tree.Get(supervise.ID{Job: "ctl", Process: "ctl"}); !ok || st.Status().State != supervise.Running {
-		t.Fatalf("ctl: %v %+v", ok, st)
-	}
 	api := monitAPI{t: t, base: "http://127.0.0.1:" + strconv.Itoa(port)}
+	// ctl starts once web, which it depends on, runs.
+	h.waitFor("ctl running", func() bool {
+		st, ok := h.d.tree.Get(supervise.ID{Job: "ctl", Process: "ctl"})
+		return ok && st.Status().State == supervise.Running && api.service("ctl").Monitor == 1
+	})
 	if st := api.service("web"); st.Monitor != 1 || st.Status != 0 {
 		t.Fatalf("web: %+v", st)
 	}
@@ -370,5 +372,41 @@ func TestMonitReloadDoesNotWaitForACycle(t *testing.T) {
 		if err := h.stop(); err != nil {
 			t.Error(err)
 		}
+	})
+}
+
+// TestMonitReloadDoesNotWaitForAStart: a reload brings a check whose start
+// program never writes its pid file (its start waits an hour): the reload
+// returns without waiting for that start (it used to wait for it to
+// settle, holding the daemon's lock, so that the next `monit reload` and
+// every action waited too, with web shown initializing all along), and so
+// does the next; the engine the second reload puts in force takes the
+// start over, web stays running.
+func TestMonitReloadDoesNotWaitForAStart(t *testing.T) {
+	h := newHarness(t)
+	h.writeJob("web", pr{"server", "serve", nil})
+	port := freePort(t)
+	h.writeMonitrc(10, port)
+	h.write("monit/job/0000_web.monitrc", shimCheck("web"), 0o644)
+	h.start(supervise.Timing{})
+	first := h.rep.Expect(t, "ready")
+	h.write("monit/job/0001_x.monitrc", "check process x with pidfile /var/vcap/sys/run/x/x.pid\n"+
+		"  start program \"/bin/sleep 3600\" with timeout 3600 seconds\n  stop program \"/bin/true\"\n  group vcap\n", 0o644)
+	for i := range 2 {
+		done := make(chan error, 1)
+		go func() { _, err := h.c.Reload(t.Context()); done <- err }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(testproc.Guard): // a failure guard only
+			t.Fatalf("reload %d waits for x's start", i+1)
+		}
+	}
+	api := monitAPI{t: t, base: "http://127.0.0.1:" + strconv.Itoa(port)}
+	h.waitFor("x starting, web running", func() bool {
+		x, web := api.service("x"), api.service("web")
+		return x.Monitor == 2 && h.status("x", "x").State == "starting" && web.Monitor != 0 && web.PID == first.PID
 	})
 }

@@ -20,7 +20,9 @@ import (
 // jobs start, processes that are gone stop, changed ones restart, and
 // unchanged ones are not touched. A job whose configuration became invalid
 // keeps running as it was, and says so in the problems. Reload returns
-// once every start and stop has settled.
+// once every start and stop has settled; with an active extension
+// (monit's control files), once its stops have: the extension's engine
+// starts the processes afterwards.
 func (d *Daemon) Reload(ctx context.Context) (control.ReloadResult, error) {
 	// Once begun, a reload finishes even if its caller goes away: an
 	// abandoned stop would leave a process running unsupervised.
@@ -128,7 +130,7 @@ func (d *Daemon) load(old *loaded, log *slog.Logger, publish bool) *loaded {
 	next := &loaded{jobs: js.Jobs, specs: map[supervise.ID]spec{}, runners: map[supervise.ID]*launch.Runner{},
 		problems: js.Problems, rejected: js.Failed}
 	bpm := wanted(next.jobs)
-	active, probs := d.ext.Load(backend.IDs(bpm))
+	active, probs := d.ext.Load(backend.IDs(bpm), dependsOn(bpm))
 	next.problems, next.extended = append(next.problems, probs...), active
 	procs := bpm
 	if active {
@@ -270,19 +272,15 @@ func (d *Daemon) finishStops(ctx context.Context, ids []supervise.ID) error {
 	return err
 }
 
-// startInWaves starts ids in the extension's waves when it is active, each
-// ordered by depends_on (see startWaves).
+// startInWaves starts ids ordered by depends_on (see startWaves), unless
+// the extension is active: its engine starts them then, each once those it
+// depends on have started (never waiting for an unrelated one), after the
+// reload has returned.
 func (d *Daemon) startInWaves(ctx context.Context, next *loaded, ids []supervise.ID) error {
-	waves := [][]supervise.ID{ids}
 	if next.extended {
-		waves = d.ext.Waves(ids)
+		return nil
 	}
-	for _, w := range waves {
-		if err := d.startWaves(ctx, next.deps, w); err != nil {
-			return err
-		}
-	}
-	return nil
+	return d.startWaves(ctx, next.deps, ids)
 }
 
 // startAll starts ids and waits for each to settle. A process that does not

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,8 +18,11 @@ import (
 // buildEngine makes the monit engine for a load, over the daemon's
 // supervisors; the engine's cycles check the other services (files, hosts,
 // the system) through check units, kept from the engine before while
-// their service is unchanged. Its first cycle waits for booted.
-func (x *Extension) buildEngine(l *load, old *monit.Engine, booted <-chan struct{}) *monit.Engine {
+// their service is unchanged. It starts the services the load's
+// supervisors begin without (and those the engine before had not
+// finished starting), and again stops those monit.state says were asked
+// to stop.
+func (x *Extension) buildEngine(l *load, old *monit.Engine) *monit.Engine {
 	units := map[string]monit.Unit{}
 	for _, s := range l.cfg.Services {
 		key := strings.ToLower(s.Name)
@@ -57,9 +61,45 @@ func (x *Extension) buildEngine(l *load, old *monit.Engine, booted <-chan struct
 	if inc <= last {
 		inc = last + 1 // the agent waits for a different one
 	}
-	return monit.NewEngineWith(l.cfg, units, monit.EngineOptions{Started: x.host.Started(),
-		Incarnation: inc, OnDone: x.actionDone, Alert: x.send, Spawn: x.programs.run, Booting: l.booting,
-		Host: hostname(), Stats: x.stats, Booted: booted, OnChange: x.host.Changed})
+	var e *monit.Engine
+	e = monit.NewEngineWith(l.cfg, units, monit.EngineOptions{Started: x.host.Started(),
+		Incarnation: inc, OnDone: x.actionDone, Alert: x.send, Spawn: x.programs.run,
+		Booting: booting(l, old, units), After: l.afterOf, Adopted: l.adopted, Stopping: setNames(l.cfg, l.stopping),
+		Host: hostname(), Stats: x.stats, OnChange: x.host.Changed,
+		OnPosted: func() { x.persist(e) }})
+	return e
+}
+
+// booting is what the engine starts: the services the load's new
+// supervisors begin without, and those the engine before had not finished
+// starting, if they are still supervised and monitored.
+func booting(l *load, old *monit.Engine, units map[string]monit.Unit) []string {
+	out := l.booting
+	if old == nil {
+		return out
+	}
+	for _, n := range old.Unbooted() {
+		s, ok := l.cfg.Lookup(n)
+		if !ok {
+			continue
+		}
+		if _, sup := units[s.Name].(*monit.SupervisorUnit); sup && !l.unmonitored[strings.ToLower(n)] &&
+			!passive(s) && !slices.Contains(out, s.Name) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+// setNames lists the services of cfg whose lower-cased names set holds.
+func setNames(cfg *monitrc.Config, set map[string]bool) []string {
+	var out []string
+	for _, s := range cfg.Services {
+		if set[strings.ToLower(s.Name)] {
+			out = append(out, s.Name)
+		}
+	}
+	return out
 }
 
 // failedUnit is the unit of a check process s that cannot start, for
@@ -87,9 +127,7 @@ func sameService(a, b *monitrc.Service) bool {
 // work).
 func (x *Extension) actionDone(svc, action string, err error) {
 	if e := x.engine.Load(); e != nil {
-		if werr := x.state.write(e); werr != nil {
-			x.host.Log.Error("monit state", "error", werr)
-		}
+		x.persist(e)
 	}
 	if l := x.cur.Load(); l != nil && x.host.Asked != nil {
 		if id, ok := l.ids[strings.ToLower(svc)]; ok {
@@ -106,6 +144,14 @@ func (x *Extension) actionDone(svc, action string, err error) {
 		x.host.Log.Info("monit action", "service", svc, "action", action)
 	}
 	x.host.Changed()
+}
+
+// persist saves what e's services' state means for the next daemon
+// (monit.state): after each action, and as each action is posted.
+func (x *Extension) persist(e *monit.Engine) {
+	if err := x.state.write(e); err != nil {
+		x.host.Log.Error("monit state", "error", err)
+	}
 }
 
 // serve starts the HTTP API for e the first time control files ask for

@@ -13,8 +13,8 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,7 +49,7 @@ type Host struct {
 }
 
 // Extension is the monit personality of one daemon. Its reload methods
-// (Load, Wanted, Configure, Waves, Apply) must be called one reload at a
+// (Load, Wanted, Configure, Apply, Settled) must be called one reload at a
 // time, in that order; the observers it installs run on supervisors'
 // goroutines and never block.
 type Extension struct {
@@ -61,8 +61,8 @@ type Extension struct {
 	// engines never act at once), and the HTTP API, started once.
 	engine     atomic.Pointer[monit.Engine]
 	engineStop func()
-	booted     chan struct{} // held by the engine in force until Settled closes it
-	settled    bool          // a Settled has run: the daemon's first load is behind
+	applied    bool // an engine was put in force since the last Settled
+	settled    bool // a Settled has run: the daemon's first load is behind
 	srv        *monit.Server
 	srvDone    chan error
 	programs   programs // the engines' programs, ended and waited for by Wait
@@ -71,22 +71,25 @@ type Extension struct {
 
 // New returns the personality for a daemon; nothing is read until Load.
 func New(h Host) *Extension {
-	return &Extension{host: h, state: stateFile{path: monitStatePath(h.Layout), log: h.Log}}
+	return &Extension{host: h, state: stateFile{path: monitStatePath(h.Layout), log: h.Log, mu: &sync.Mutex{}}}
 }
 
 // Load reads the control files for a reload, given the bpm processes the
-// jobs define, and says whether any exist: without them every bpm process
-// runs as it is, and the daemon remembers operators' stops itself; with
-// them monit.state does.
-func (x *Extension) Load(bpm []supervise.ID) (active bool, problems []control.Problem) {
-	since := monitrc.Since{Owners: x.state.load().Owners}
+// jobs define and, by process, those its bpm.yml depends on (depends_on),
+// and says whether any exist: without them every bpm process runs as it
+// is, and the daemon remembers operators' stops itself; with them
+// monit.state does.
+func (x *Extension) Load(bpm []supervise.ID, after map[supervise.ID][]supervise.ID) (active bool, problems []control.Problem) {
+	saved := x.state.load()
+	since := monitrc.Since{Owners: saved.Owners}
 	if cur := x.cur.Load(); cur != nil {
 		since.Previous = cur.cfg
 	}
 	l, problems := read(x.host.Layout, since)
 	if l != nil {
 		problems = append(problems, l.checkBPM(bpm)...)
-		l.unmonitored = x.state.unmonitored()
+		l.unmonitored, l.stopping = names(saved.Unmonitored), names(saved.Stopping)
+		l.after = after
 	}
 	x.next = l
 	return l != nil, problems
@@ -121,35 +124,28 @@ func (x *Extension) Configure(id supervise.ID, cfg *supervise.Config) (unmonitor
 		return false
 	}
 	svc := l.programs[id]
+	name := l.serviceOf(id)
 	if svc != nil {
-		r := &monit.ProgramRunner{Service: svc, Host: hostname()}
+		r := &monit.ProgramRunner{Service: svc, Host: hostname(), OnForeign: x.foreign(name)}
 		cfg.Runner, cfg.Timing = r, r.Timing(cfg.Timing)
+		if cfg.Adopt == nil {
+			cfg.Adopt = r.Adopt() // the process a daemon that died left running
+		}
 	}
 	withTiming(l, id, cfg)
-	name := l.serviceOf(id)
 	unmonitored = l.unmonitored[strings.ToLower(name)] || l.mode(id) == "manual"
-	// Started now because it does not run, as monit's first cycle would:
-	// the engine counts that start for the restart-rate rules.
-	adopted := cfg.Adopt != nil || (svc != nil && monit.Alive(svc.PidFile))
-	if s, ok := l.cfg.Lookup(name); ok && !unmonitored && !passive(s) && !adopted {
+	s, ok := l.cfg.Lookup(name)
+	switch {
+	case !ok:
+	case cfg.Adopt != nil:
+		l.adopted = append(l.adopted, name)
+	case !unmonitored && !passive(s):
+		// Started now because it does not run, as monit's first cycle
+		// would: the engine starts it (and counts that start for the
+		// restart-rate rules).
 		l.booting = append(l.booting, name)
 	}
 	return unmonitored
-}
-
-// Waves splits the processes a reload starts by `depends on`: a service
-// starts once everything it depends on has, as monit starts prerequisites
-// first. A service monit would not start when it does not run (mode
-// passive, an "if not exist" test without a restart) is not started. Without
-// control files all start in one wave.
-func (x *Extension) Waves(ids []supervise.ID) [][]supervise.ID {
-	if x.next == nil {
-		return [][]supervise.ID{ids}
-	}
-	return x.next.waves(slices.DeleteFunc(slices.Clone(ids), func(id supervise.ID) bool {
-		s, ok := x.next.cfg.Lookup(x.next.serviceOf(id))
-		return ok && passive(s)
-	}))
 }
 
 // Apply puts the load read last in force once the reload's supervisors
@@ -169,13 +165,14 @@ func (x *Extension) Apply(ctx context.Context) error {
 	}
 	x.setAlerter(ctx, l.cfg)
 	x.programs.ctx, x.programs.log = ctx, x.host.Log
-	x.booted = make(chan struct{})
-	e := x.buildEngine(l, x.engine.Load(), x.booted)
+	old := x.engine.Load()
+	e := x.buildEngine(l, old)
 	ectx, cancel := context.WithCancel(ctx)
 	ran := make(chan struct{})
 	go func() { defer close(ran); e.Run(ectx) }()
 	x.engineStop = func() { cancel(); <-ran } // an action in flight ends with ectx
 	x.engine.Store(e)
+	x.applied = true
 	// Record the incarnation now; the not-monitored set stays as it was
 	// until the first action (the new services have not started yet).
 	st := x.state.load()
@@ -183,21 +180,25 @@ func (x *Extension) Apply(ctx context.Context) error {
 	if err := x.state.save(st); err != nil {
 		x.host.Log.Error("monit state", "error", err)
 	}
-	return x.serve(ctx, e)
+	err := x.serve(ctx, e)
+	if old != nil { // once e answers the API: the old engine takes no action since
+		e.Repost(old.Unfinished()) // the actions the reload cut short
+	}
+	return err
 }
 
-// Settled says the reload's starts have settled: the engine's first cycle
-// runs now (seeing them, as monit's first cycle makes them). At the
-// daemon's first load Settled returns once that cycle has run (the daemon
-// is ready then), or once ctx is done; at a later reload it returns at
-// once, as monit's reload does not wait for a cycle (one held up by its
-// hosts' timeouts would hold up "monit reload").
+// Settled says the reload has done what the daemon does itself: the
+// engine in force starts its services on its own (each once its
+// prerequisites have, never waiting for an unrelated one). At the
+// daemon's first load Settled returns once the engine's first cycle has
+// run (the daemon is ready then: the services that run read running), or
+// once ctx is done; at a later reload it returns at once, as monit's
+// reload does not wait for a cycle.
 func (x *Extension) Settled(ctx context.Context) {
-	if x.booted == nil {
+	if !x.applied {
 		return
 	}
-	close(x.booted)
-	x.booted = nil
+	x.applied = false
 	first := !x.settled
 	x.settled = true
 	if e := x.engine.Load(); e != nil && first {
@@ -225,6 +226,24 @@ func (x *Extension) Wait() error {
 		return nil
 	}
 	return <-x.srvDone
+}
+
+// foreign is what the extension does when a pid file of service names a
+// process that is not the service's: it logs it and mails monit's alert.
+func (x *Extension) foreign(service string) func(error) {
+	return func(err error) {
+		x.host.Log.Warn("monit pid file names a foreign process: nothing signalled", "service", service, "error", err)
+		x.send(monit.Alert{Service: service, Event: "PID failed", Action: "alert", Description: err.Error()})
+	}
+}
+
+// names is a set of lower-cased service names.
+func names(list []string) map[string]bool {
+	out := map[string]bool{}
+	for _, n := range list {
+		out[strings.ToLower(n)] = true
+	}
+	return out
 }
 
 func hostname() string {

@@ -30,11 +30,15 @@ type load struct {
 	// failed gives, by lower-cased service name, why each check that
 	// starts a bpm process no valid bpm.yml defines cannot start.
 	failed map[string]string
-	// unmonitored holds the lower-cased names monit.state recorded.
-	unmonitored map[string]bool
-	// booting names the services Configure saw started because they do
-	// not run.
-	booting []string
+	// unmonitored and stopping hold the lower-cased names monit.state
+	// recorded as not monitored, and as asked to stop (a stop a daemon
+	// that died may not have finished).
+	unmonitored, stopping map[string]bool
+	// after gives, by bpm process, those its bpm.yml depends on.
+	after map[supervise.ID][]supervise.ID
+	// booting names the services Configure saw that the engine starts
+	// because they do not run; adopted, those found running.
+	booting, adopted []string
 }
 
 // fileJob names the job a control file belongs to: ROOT/jobs/JOB/monit,
@@ -154,37 +158,15 @@ func (m *load) mode(id supervise.ID) string {
 	return ""
 }
 
-// waves splits ids by the depth of their services' `depends on` chains,
-// shallowest first.
-func (m *load) waves(ids []supervise.ID) [][]supervise.ID {
-	level := map[string]int{}
-	var depth func(s *monitrc.Service, seen int) int
-	depth = func(s *monitrc.Service, seen int) int {
-		key := strings.ToLower(s.Name)
-		if l, ok := level[key]; ok || seen > len(m.cfg.Services) {
-			return l
+// afterOf names the services whose boot starts service's waits for
+// beyond its `depends on`: those running the bpm processes its own bpm
+// process depends on (depends_on).
+func (m *load) afterOf(service string) []string {
+	var out []string
+	for _, dep := range m.after[m.ids[strings.ToLower(service)]] {
+		if n := m.serviceOf(dep); n != "" {
+			out = append(out, n)
 		}
-		l := 0
-		for _, dep := range s.DependsOn {
-			if p, ok := m.cfg.Lookup(dep); ok {
-				l = max(l, depth(p, seen+1)+1)
-			}
-		}
-		level[key] = l
-		return l
-	}
-	var out [][]supervise.ID
-	for _, id := range ids {
-		l := 0
-		if name := m.serviceOf(id); name != "" {
-			if s, ok := m.cfg.Lookup(name); ok {
-				l = depth(s, 0)
-			}
-		}
-		for len(out) <= l {
-			out = append(out, nil)
-		}
-		out[l] = append(out[l], id)
 	}
 	return out
 }

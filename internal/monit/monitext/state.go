@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/internal/atomicfile"
@@ -19,6 +20,10 @@ import (
 // the services that were not monitored stay so (and are not started).
 type monitState struct {
 	Unmonitored []string `json:"unmonitored"`
+	// Stopping names the services whose stop was asked for (recorded
+	// before it runs) and whose process may still run: the next daemon
+	// stops them again, so that a stop is never undone by a crash.
+	Stopping []string `json:"stopping,omitempty"`
 	// Incarnation is the last one served: the next daemon's must differ
 	// even when it starts within the same second (the agent waits for a
 	// new one after killing and restarting monit).
@@ -44,10 +49,12 @@ func monitStatePath(l boshpath.Layout) string {
 	return filepath.Join(l.VigilRunDir(), "monit.state")
 }
 
-// stateFile reads and writes monit.state.
+// stateFile reads and writes monit.state; mu orders the writes of what
+// an engine persists, so that the last one written is the latest.
 type stateFile struct {
 	path string
 	log  *slog.Logger
+	mu   *sync.Mutex
 }
 
 func (f stateFile) load() monitState {
@@ -63,30 +70,20 @@ func (f stateFile) load() monitState {
 	return st
 }
 
-// unmonitored returns the lower-cased names of the services recorded as
-// not monitored; a missing or unreadable file records none.
-func (f stateFile) unmonitored() map[string]bool {
-	out := map[string]bool{}
-	for _, n := range f.load().Unmonitored {
-		out[strings.ToLower(n)] = true
-	}
-	return out
-}
-
-// write records the services of e that are not monitored.
+// write records what e persists (monit.Engine.Persisted): the services
+// not monitored and those whose stop may not be finished.
 func (f stateFile) write(e *monit.Engine) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	st := monitState{Incarnation: e.Incarnation(), Owners: owners(e.Config())}
-	for _, s := range e.Config().Services {
-		if u, ok := e.Unit(s.Name); ok && u.Status().Monitor == monit.NotMonitored {
-			st.Unmonitored = append(st.Unmonitored, s.Name)
-		}
-	}
+	st.Unmonitored, st.Stopping = e.Persisted()
 	return f.save(st)
 }
 
 // save writes st atomically (a new file renamed over the old).
 func (f stateFile) save(st monitState) error {
 	slices.Sort(st.Unmonitored)
+	slices.Sort(st.Stopping)
 	data, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("encode monit state: %w", err)

@@ -149,8 +149,9 @@ func (l *loader) problem(err error) {
 	l.cfg.Problems = append(l.cfg.Problems, e)
 }
 
-// file reads one control file; its includes are read in place, in reverse
-// glob order as monit's include stack does.
+// file reads one control file; its includes are read in place (between
+// the services before and after each), each glob's files in reverse
+// order, as monit's include stack does.
 func (l *loader) file(path string, depth int) {
 	l.read++
 	if l.read > maxIncludes || depth > 16 {
@@ -184,46 +185,62 @@ func (l *loader) file(path string, depth int) {
 	if f.MailServer != nil && c.MailServer == nil {
 		c.MailServer = f.MailServer
 	}
-	for _, s := range f.Services {
-		if s.PidFile != "" {
-			s.PidFile = l.paths.Map(s.PidFile)
+	next := 0 // the next include to read
+	for i, s := range f.Services {
+		for ; next < len(f.Includes) && f.IncludeAt[next] <= i; next++ {
+			l.include(path, f.Includes[next], depth)
 		}
-		if s.Path != "" {
-			s.Path = l.paths.Map(s.Path)
-		}
-		l.paths.mapProgram(s.Start)
-		l.paths.mapProgram(s.Stop)
-		for i := range s.Tests {
-			t := &s.Tests[i]
-			l.paths.mapProgram(t.Action.Exec)
-			l.paths.mapProgram(t.Recovery.Exec)
-			if t.Socket != "" {
-				t.Socket = l.paths.Map(t.Socket)
-			}
-		}
-		if err := checkService(s); err != nil {
-			l.problem(err)
-			continue
-		}
-		c.Services = append(c.Services, s)
+		l.service(s)
 	}
-	for _, pat := range f.Includes {
-		pat = l.paths.Map(pat)
-		if !filepath.IsAbs(pat) {
-			pat = filepath.Join(filepath.Dir(path), pat)
+	for ; next < len(f.Includes); next++ {
+		l.include(path, f.Includes[next], depth)
+	}
+}
+
+// service adds a service read from a file, its paths mapped under the
+// root, unless it breaks monit's rules for its type.
+func (l *loader) service(s *Service) {
+	if s.PidFile != "" {
+		s.PidFile = l.paths.Map(s.PidFile)
+	}
+	if s.Path != "" {
+		s.Path = l.paths.Map(s.Path)
+	}
+	l.paths.mapProgram(s.Start)
+	l.paths.mapProgram(s.Stop)
+	for i := range s.Tests {
+		t := &s.Tests[i]
+		l.paths.mapProgram(t.Action.Exec)
+		l.paths.mapProgram(t.Recovery.Exec)
+		if t.Socket != "" {
+			t.Socket = l.paths.Map(t.Socket)
 		}
-		matches, err := filepath.Glob(pat)
-		if err != nil {
-			l.problem(&Error{File: path, Msg: fmt.Sprintf("include %s: %v", pat, err)})
-			continue
-		}
-		slices.Reverse(matches)
-		for _, m := range matches {
-			if fi, err := os.Stat(m); err == nil && fi.Mode().IsRegular() {
-				l.file(m, depth+1)
-			} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				l.problem(&Error{File: m, Msg: err.Error()})
-			}
+	}
+	if err := checkService(s); err != nil {
+		l.problem(err)
+		return
+	}
+	l.cfg.Services = append(l.cfg.Services, s)
+}
+
+// include reads the files an include pattern of the file at path matches,
+// in reverse glob order as monit's include stack does.
+func (l *loader) include(path, pat string, depth int) {
+	pat = l.paths.Map(pat)
+	if !filepath.IsAbs(pat) {
+		pat = filepath.Join(filepath.Dir(path), pat)
+	}
+	matches, err := filepath.Glob(pat)
+	if err != nil {
+		l.problem(&Error{File: path, Msg: fmt.Sprintf("include %s: %v", pat, err)})
+		return
+	}
+	slices.Reverse(matches)
+	for _, m := range matches {
+		if fi, err := os.Stat(m); err == nil && fi.Mode().IsRegular() {
+			l.file(m, depth+1)
+		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			l.problem(&Error{File: m, Msg: err.Error()})
 		}
 	}
 }

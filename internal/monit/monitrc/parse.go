@@ -20,7 +20,11 @@ type File struct {
 	Alerts     []string
 	MailServer *MailServer
 	Includes   []string // include patterns, in order
-	Services   []*Service
+	// IncludeAt gives, for each of Includes, how many of Services come
+	// before it: monit reads an include where it stands, so what it
+	// includes comes between those services and the rest.
+	IncludeAt []int
+	Services  []*Service
 }
 
 // Parse reads one control file. Any error makes the whole file invalid:
@@ -172,6 +176,7 @@ func (p *parser) parse() error {
 				return err
 			}
 			p.out.Includes = append(p.out.Includes, w.text)
+			p.out.IncludeAt = append(p.out.IncludeAt, len(p.out.Services))
 		case p.is("check"):
 			p.pos++
 			if err := p.check(t); err != nil {
