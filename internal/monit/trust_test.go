@@ -9,8 +9,6 @@ import (
 	"syscall"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/vigil-bosh/vigil/internal/monit/monitrc"
 	"github.com/vigil-bosh/vigil/internal/pidfile"
 )
@@ -95,9 +93,21 @@ func TestPidFileTrust(t *testing.T) {
 	// The start program's session proves the process its own, whoever's
 	// it is: a process another user's pid file names is taken when it
 	// lies in that session.
-	sid, _ := unix.Getsid(0)
-	if err := (owner{uid: nobody, session: sid}).check("x", os.Getpid(), pidfile.Writer{UID: nobody}); err != nil {
+	// The session is a root process's own (as the start program's is):
+	// the test's own session may be 0 or 1 where it runs in a pid
+	// namespace, which proves nothing.
+	leader := exec.Command("sleep", "1000")
+	leader.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := leader.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { leader.Process.Kill(); leader.Wait() })
+	sid := leader.Process.Pid
+	if err := (owner{uid: nobody, session: sid}).check("x", sid, pidfile.Writer{UID: nobody}); err != nil {
 		t.Errorf("in the start program's session: %v", err)
+	}
+	if err := (owner{uid: nobody, session: sid}).check("x", root, pidfile.Writer{UID: nobody}); err == nil {
+		t.Error("root's process outside the start program's session was trusted")
 	}
 }
 
