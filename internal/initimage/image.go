@@ -48,6 +48,9 @@ func Open() (*Image, error) {
 	if err != nil {
 		return nil, fmt.Errorf("init image: memfd_create: %w", err)
 	}
+	if fd, err = above(fd, MaxChildFiles); err != nil {
+		return nil, fmt.Errorf("init image: %w", err)
+	}
 	f := os.NewFile(uintptr(fd), Name)
 	if err := fill(f); err != nil {
 		f.Close()
@@ -70,6 +73,27 @@ func forget(s string) {
 	}
 	b := unsafe.Slice(unsafe.StringData(s), len(s))
 	_ = unix.Madvise(b[first-start:end-start], unix.MADV_DONTNEED)
+}
+
+// MaxChildFiles is the number of descriptors (stdin, stdout, stderr and
+// the extra ones) up to which a child started with Path can rely on it.
+const MaxChildFiles = 100
+
+// above moves fd to a number out of reach of what a fork does to its
+// descriptors before it execs, and closes the original. Path names the
+// image as /proc/self/fd/N, resolved by the child's execve after Go's
+// fork has placed the child's files at 0..n-1 and moved those in the way
+// to n and above (at most 2n+1): a memory file at one of those numbers
+// would be replaced first, and the child would exec its console or its
+// control socket (EACCES; seen once in a pod, where the image happened to
+// be fd 5 and the console's stderr became the child's fd 5).
+func above(fd, children int) (int, error) {
+	hi, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 2*children+2)
+	unix.Close(fd)
+	if err != nil {
+		return -1, fmt.Errorf("move the memory file above descriptor %d: %w", 2*children+2, err)
+	}
+	return hi, nil
 }
 
 // memfd creates the memory file, executable: asked for with MFD_EXEC,
@@ -105,7 +129,8 @@ func fill(f *os.File) error {
 
 // Path names the image for execve in this process and in its children
 // until they exec (the descriptor is inherited by a fork and closed by its
-// exec, after the kernel has opened the file).
+// exec, after the kernel has opened the file), for a child given at most
+// MaxChildFiles descriptors.
 func (im *Image) Path() string { return "/proc/self/fd/" + strconv.Itoa(int(im.f.Fd())) }
 
 // Close releases the memory file. Inits started from it keep it alive.

@@ -142,3 +142,30 @@ func fileResident(t *testing.T) int {
 	t.Skip("no Pss_File in smaps_rollup")
 	return 0
 }
+
+// TestPathOutlivesTheChildsDescriptors: a child given up to MaxChildFiles
+// descriptors still finds the image at Path when it execs, after its fork
+// has moved its descriptors into place. A memory file at a low number was
+// replaced by one of them (a pod's init, given its console, exec'd the
+// console's stderr at fd 5: permission denied).
+func TestPathOutlivesTheChildsDescriptors(t *testing.T) {
+	im := open(t)
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	for n := 3; n <= MaxChildFiles; n++ {
+		extra := make([]*os.File, n-3)
+		for i := range extra {
+			extra[i] = null
+		}
+		cmd := exec.Command(im.Path(), "init") // exits at once: fd 3 is no launch socket
+		cmd.Args[0] = Name
+		cmd.ExtraFiles = extra
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("%d descriptors: %v", n, err)
+		}
+		cmd.Wait()
+	}
+}
