@@ -79,19 +79,21 @@ func forget(s string) {
 // the extra ones) up to which a child started with Path can rely on it.
 const MaxChildFiles = 100
 
-// above moves fd to a number out of reach of what a fork does to its
-// descriptors before it execs, and closes the original. Path names the
-// image as /proc/self/fd/N, resolved by the child's execve after Go's
-// fork has placed the child's files at 0..n-1 and moved those in the way
-// to n and above (at most 2n+1): a memory file at one of those numbers
-// would be replaced first, and the child would exec its console or its
-// control socket (EACCES; seen once in a pod, where the image happened to
-// be fd 5 and the console's stderr became the child's fd 5).
-func above(fd, children int) (int, error) {
-	hi, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 2*children+2)
+// above moves fd out of reach of what a fork does to the child's
+// descriptors before it execs (a child of at most files descriptors), and
+// closes the original. Path names the image as /proc/self/fd/N, resolved
+// by the child's execve after Go's fork has placed the child's files at
+// 0..n-1 and moved those in the way to n and above (at most 2n+1): a
+// memory file at one of those numbers would be replaced first, and the
+// child would exec its console or its control socket (EACCES; seen once
+// in a pod, where the image happened to be fd 5 and the console's stderr
+// became the child's fd 5).
+func above(fd, files int) (int, error) {
+	floor := 2*files + 2
+	hi, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, floor)
 	unix.Close(fd)
 	if err != nil {
-		return -1, fmt.Errorf("move the memory file above descriptor %d: %w", 2*children+2, err)
+		return -1, fmt.Errorf("move the memory file to descriptor %d or above: %w", floor, err)
 	}
 	return hi, nil
 }

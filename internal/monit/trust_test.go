@@ -20,10 +20,19 @@ const nobody = 65534
 // the test, and returns its pid.
 func sleeper(t *testing.T, uid uint32) int {
 	t.Helper()
-	cmd := exec.Command("sleep", "1000")
+	attr := &syscall.SysProcAttr{}
 	if uid != 0 {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
+		attr.Credential = &syscall.Credential{Uid: uid, Gid: uid}
 	}
+	return sleep(t, attr)
+}
+
+// sleep starts a long sleep with attr, killed at the end of the test, and
+// returns its pid.
+func sleep(t *testing.T, attr *syscall.SysProcAttr) int {
+	t.Helper()
+	cmd := exec.Command("sleep", "1000")
+	cmd.SysProcAttr = attr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -92,17 +101,10 @@ func TestPidFileTrust(t *testing.T) {
 	}
 	// The start program's session proves the process its own, whoever's
 	// it is: a process another user's pid file names is taken when it
-	// lies in that session.
-	// The session is a root process's own (as the start program's is):
-	// the test's own session may be 0 or 1 where it runs in a pid
-	// namespace, which proves nothing.
-	leader := exec.Command("sleep", "1000")
-	leader.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := leader.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { leader.Process.Kill(); leader.Wait() })
-	sid := leader.Process.Pid
+	// lies in that session. The session is one of the test's making, as
+	// the start program's is (the test's own may be 0 or 1 in a pid
+	// namespace, which proves nothing).
+	sid := sleep(t, &syscall.SysProcAttr{Setsid: true})
 	if err := (owner{uid: nobody, session: sid}).check("x", sid, pidfile.Writer{UID: nobody}); err != nil {
 		t.Errorf("in the start program's session: %v", err)
 	}
