@@ -36,11 +36,19 @@ func (e *Engine) claim(scope map[string]bool, extra ...*job) *job {
 	return j
 }
 
-// tryClaim claims a job over scope if nothing unfinished overlaps it, and
-// returns nil otherwise: work on one of its services is in flight.
+// tryClaim claims a job over scope if nothing unfinished overlaps it and
+// no action is posted for any of its services, and returns nil otherwise:
+// work on one of its services is in flight, or is about to be (an action
+// posted takes a check's place, as monit's scheduled action skips the
+// service's check, even before the dispatcher has claimed its job).
 func (e *Engine) tryClaim(scope map[string]bool) *job {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	for k := range scope {
+		if e.pending[k] != PendingNone {
+			return nil
+		}
+	}
 	for _, o := range e.jobs {
 		if overlaps(o.scope, scope) {
 			return nil

@@ -115,3 +115,28 @@ func TestEndedEngineTakesNoAction(t *testing.T) {
 		}
 	})
 }
+
+// TestPostedActionTakesTheCheck: an action posted and not yet claimed by
+// the dispatcher takes the place of the checks that could act on its
+// service, as monit's scheduled action skips the service's check: db's
+// check (a dead db, whose restart would stop and start web around it) is
+// skipped while web's unmonitor is posted; lone's runs. Before, a cycle
+// woken by the post could restart web under the agent's unmonitor.
+func TestPostedActionTakesTheCheck(t *testing.T) {
+	e, _, log := fixture(t, chain)
+	if err := e.Post("web", "unmonitor"); err != nil {
+		t.Fatal(err)
+	}
+	db, _ := e.cfg.Lookup("db")
+	changed := false
+	if e.check(t.Context(), db, &systemSampler{}, &changed) {
+		t.Fatalf("db was checked under web's posted unmonitor: %q", log.String())
+	}
+	if got := log.String(); got != "" {
+		t.Fatalf("db's check acted: %q", got)
+	}
+	lone, _ := e.cfg.Lookup("lone")
+	if !e.check(t.Context(), lone, &systemSampler{}, &changed) {
+		t.Fatal("lone's check was skipped")
+	}
+}
