@@ -86,13 +86,23 @@ func TestFailedDrainWaitsForThePod(t *testing.T) {
 		t.Errorf("a's drain-failed event: %+v", failed)
 	}
 	cancel()
-	// b's drain still waits to read: opening without blocking finds it.
-	f, err := os.OpenFile(release, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		t.Fatalf("b's drain no longer waits: %v", err)
+	// a's hook still waits; b's drain is let go once it reads the release
+	// (a blocking open of the FIFO waits for its reader: b's drain may not
+	// have reached its read yet).
+	select {
+	case a := <-hooks["a"]:
+		t.Fatalf("a's preStop returned (%v) while b drains:\n%s", a.err, a.out)
+	default:
 	}
-	f.WriteString("go\n")
-	f.Close()
+	testproc.Within(t, "the release of b's drain", func() {
+		f, err := os.OpenFile(release, os.O_WRONLY, 0)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		f.WriteString("go\n")
+		f.Close()
+	})
 	a, b := <-hooks["a"], <-hooks["b"]
 	if !a.bDrained {
 		t.Fatalf("a's preStop returned (%v) before b had drained:\n%s", a.err, a.out)
