@@ -7,12 +7,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"golang.org/x/sys/unix"
 
-	"github.com/vigil-bosh/vigil/internal/history"
 	"github.com/vigil-bosh/vigil/internal/testroot"
 )
 
@@ -38,11 +36,7 @@ func TestBrowserGraphsTimelineAndLogs(t *testing.T) {
 	writeFile(t, ld.layout.AgentSpec(), `{"deployment":"cf","job":{"name":"diego-cell","templates":[]},"index":3,`+
 		`"id":"6a8f2c1e-0b6d-4c1e-9d55-2f0c1d3e4b5a","az":"z1","packages":{}}`)
 	writeFile(t, ld.layout.StdoutLog("app", "server"), "an old line\n")
-	hist := history.New(history.Config{Step: time.Second})
-	hctx, stopHistory := context.WithCancel(context.Background())
-	recorded := make(chan struct{})
-	go func() { hist.Run(hctx, ld.d); close(recorded) }()
-	t.Cleanup(func() { stopHistory(); <-recorded })
+	hist := ld.recordHistory(t)
 	_, ts := serve(t, ld.d, ld.layout, func(c *Config) { c.History = hist })
 	ctx, _ := browse(t, exe)
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/vigil-bosh/vigil/internal/testproc"
@@ -106,6 +108,40 @@ func TestBrowserStopsAProcess(t *testing.T) {
 		t.Fatalf("narrow screen: table header display %q (%v)", display, err)
 	}
 	shoot(t, ctx, "phone.png")
+}
+
+// TestBrowserStreamWaitsForTheScripts: the page opens its stream only once
+// every script that takes its messages has run. The stream's first
+// messages are the recent events; a stream opened by the first script (as
+// it was) delivered them, on a loaded machine, before the timeline's
+// script had run, and the timeline stayed empty for good. A script the
+// browser runs before the page's own notes, at each stream's opening,
+// whether the timeline and the graphs were there.
+func TestBrowserStreamWaitsForTheScripts(t *testing.T) {
+	exe := chromium(t)
+	ld := startDaemon(t)
+	hist := ld.recordHistory(t)
+	_, ts := serve(t, ld.d, ld.layout, func(c *Config) { c.History = hist })
+	ctx, _ := browse(t, exe)
+	spy := `window.opened = [];
+const Real = window.EventSource;
+window.EventSource = function (u, o) {
+  const v = window.vigil || {};
+  window.opened.push(typeof v.timeline + " " + typeof v.graphs);
+  return new Real(u, o);
+};
+Object.assign(window.EventSource, {CONNECTING: 0, OPEN: 1, CLOSED: 2, prototype: Real.prototype});`
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: spy}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(ts.URL+"/"), chromedp.WaitVisible(`#live.on`),
+		chromedp.WaitVisible(`#events li.kind-started[data-job="app"]`)); err != nil {
+		t.Fatal(err)
+	}
+	opened, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.opened`))
+	if err != nil || len(opened) == 0 || slices.ContainsFunc(opened, func(s string) bool { return s != "object object" }) {
+		t.Fatalf("streams opened with the timeline and the graphs as %q (%v), want each \"object object\"", opened, err)
+	}
 }
 
 // browse starts headless Chromium (a wide screen) and returns a tab's

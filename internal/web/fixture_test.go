@@ -17,6 +17,7 @@ import (
 	"github.com/vigil-bosh/vigil/boshpath"
 	"github.com/vigil-bosh/vigil/control"
 	"github.com/vigil-bosh/vigil/internal/backend/daemon"
+	"github.com/vigil-bosh/vigil/internal/history"
 	"github.com/vigil-bosh/vigil/internal/testproc"
 	"github.com/vigil-bosh/vigil/internal/testroot"
 )
@@ -260,4 +261,15 @@ func newFake(t *testing.T) (*fakeBackend, boshpath.Layout) {
 		Processes: []control.ProcessStatus{{Job: "app", Process: "server", State: "running", PID: 42, Since: time.Now(),
 			Usage: &control.Usage{RSSBytes: 5 << 20, CPUSeconds: 1.5}}},
 	}}, l
+}
+
+// recordHistory runs a history of ld's daemon that takes a point every
+// second, until the test ends.
+func (ld *liveDaemon) recordHistory(t *testing.T) *history.Store {
+	hist := history.New(history.Config{Step: time.Second})
+	ctx, stop := context.WithCancel(context.Background())
+	recorded := make(chan struct{})
+	go func() { hist.Run(ctx, ld.d); close(recorded) }()
+	t.Cleanup(func() { stop(); <-recorded })
+	return hist
 }

@@ -90,7 +90,7 @@
   // refused (every slot taken) is tried again, less and less often.
   let es = null, retry = null, idle = null, backoff = 5000;
   function connect() {
-    if (es || !window.EventSource) return;
+    if (es || !window.EventSource || document.readyState === "loading") return;
     clearTimeout(retry);
     es = new EventSource(url("/events"));
     es.addEventListener("status", onStatus);
@@ -119,6 +119,11 @@
     if (document.hidden) idle = setTimeout(disconnect, 30000);
     else connect();
   });
+  // The stream opens once every script of the page has run: its first
+  // messages (the recent events) must find the timeline and the graphs in
+  // place, or they are lost (on a slow machine the next script was still
+  // loading, and the timeline stayed empty).
+  document.addEventListener("DOMContentLoaded", () => { if (!document.hidden) connect(); });
   if (!document.hidden) connect();
 
   document.addEventListener("submit", async (ev) => {
