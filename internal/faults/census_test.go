@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -71,8 +73,12 @@ func (r *rig) once(job, p string) control.ProcessStatus {
 }
 
 // noZombies checks that no process below the test (other than the test's
-// own children, which it reaps itself) is a zombie: every init reaps what
-// ends below it.
+// own children, which it reaps itself) is a zombie that stays one: every
+// init reaps what ends below it, and the daemon its inits. A zombie found
+// is waited for until its parent reaps it (within the guard): the daemon
+// restarts a process at its init's exit report and reaps that init a
+// moment later, so an old init may still be a zombie when a test looks
+// right after a restart.
 func (r *rig) noZombies() {
 	r.t.Helper()
 	r.reap()
@@ -81,15 +87,52 @@ func (r *rig) noZombies() {
 	walk = func(pid int, top bool) {
 		for _, c := range procinit.ChildrenOf(pid) {
 			if !top && state(c) == 'Z' {
-				zombies = append(zombies, fmt.Sprintf("%d (parent %d)", c, pid))
+				what := fmt.Sprintf("%d %q (parent %d %q)", c, cmdline(c), pid, cmdline(pid))
+				if !reaped(c, testproc.Guard) {
+					zombies = append(zombies, what)
+				}
 			}
 			walk(c, false)
 		}
 	}
 	walk(os.Getpid(), true)
 	if len(zombies) > 0 {
-		r.t.Fatalf("zombies: %v", zombies)
+		r.t.Fatalf("zombies not reaped within %s: %v", testproc.Guard, zombies)
 	}
+}
+
+// reaped waits until pid has been reaped, for at most within (false
+// then). A pidfd reports POLLHUP once its process is reaped (Linux 6.9 and
+// later); asking for no event, the poll wakes for that alone, not for the
+// exit a zombie already shows.
+func reaped(pid int, within time.Duration) bool {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return true // gone already
+	}
+	defer unix.Close(fd)
+	deadline := time.Now().Add(within)
+	for {
+		fds := []unix.PollFd{{Fd: int32(fd)}}
+		n, err := unix.Poll(fds, int(time.Until(deadline).Milliseconds()))
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil || n < 1:
+			return false
+		}
+		return fds[0].Revents&unix.POLLHUP != 0
+	}
+}
+
+// cmdline is pid's command line, its arguments joined by spaces ("" once
+// it is gone; a zombie's is empty, so its name from stat is used).
+func cmdline(pid int) string {
+	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if len(b) == 0 {
+		b, _ = os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
+	}
+	return strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
 }
 
 func state(pid int) byte {
@@ -171,4 +214,36 @@ func (r *rig) killLeftovers() {
 func (r *rig) rootsInit(pid int) bool {
 	out, _ := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "fd", "1"))
 	return strings.HasPrefix(out, r.layout.Root()+"/")
+}
+
+// TestReapedWaitsForTheReap: a zombie is not taken for reaped; once its
+// parent (the test) reaps it, it is.
+func TestReapedWaitsForTheReap(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	// POLLIN: it has exited; nobody has reaped it.
+	if _, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(testproc.Guard.Milliseconds())); err != nil {
+		t.Fatal(err)
+	}
+	if state(pid) != 'Z' {
+		t.Fatalf("%d is in state %q, not a zombie", pid, state(pid))
+	}
+	if reaped(pid, 0) {
+		t.Fatal("a zombie was taken for reaped")
+	}
+	var ws unix.WaitStatus
+	if _, err := unix.Wait4(pid, &ws, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !reaped(pid, testproc.Guard) {
+		t.Fatal("a reaped process was not seen reaped")
+	}
 }
