@@ -102,9 +102,11 @@ func (r *rig) noZombies() {
 }
 
 // reaped waits until pid has been reaped, for at most within (false
-// then). A pidfd reports POLLHUP once its process is reaped (Linux 6.9 and
-// later); asking for no event, the poll wakes for that alone, not for the
-// exit a zombie already shows.
+// then). A pidfd reports POLLHUP once its process is reaped, and the
+// kernels with pidfs (this machine's 6.18) wake its pollers at the reap;
+// asking for no event, the poll wakes for that alone, not for the exit a
+// zombie already shows. (A kernel that does not wake them makes a
+// zombie's census wait out the guard, and then report it.)
 func reaped(pid int, within time.Duration) bool {
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
