@@ -113,22 +113,12 @@ func reaped(pid int, within time.Duration) bool {
 		return true // gone already
 	}
 	defer unix.Close(fd)
-	deadline := time.Now().Add(within)
-	for {
-		fds := []unix.PollFd{{Fd: int32(fd)}}
-		n, err := unix.Poll(fds, int(time.Until(deadline).Milliseconds()))
-		switch {
-		case errors.Is(err, unix.EINTR):
-			continue
-		case err != nil || n < 1:
-			return false
-		}
-		return fds[0].Revents&unix.POLLHUP != 0
-	}
+	revents, ok := pollPidfd(fd, 0, within)
+	return ok && revents&unix.POLLHUP != 0
 }
 
 // cmdline is pid's command line, its arguments joined by spaces ("" once
-// it is gone; a zombie's is empty, so its name from stat is used).
+// it is gone; a zombie's is empty, so its comm is used).
 func cmdline(pid int) string {
 	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
 	if len(b) == 0 {
@@ -188,14 +178,26 @@ func (r *rig) waitGone(pid int) {
 		return // already gone
 	}
 	defer unix.Close(fd)
-	deadline := time.Now().Add(testproc.Guard) // a failure guard
-	n, err := 0, unix.EINTR
-	for errors.Is(err, unix.EINTR) && time.Now().Before(deadline) {
-		n, err = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(time.Until(deadline).Milliseconds()))
+	if _, ok := pollPidfd(fd, unix.POLLIN, testproc.Guard); !ok {
+		r.t.Fatalf("process %d (%q) did not exit within %s", pid, cmdline(pid), testproc.Guard)
 	}
-	if n < 1 {
-		args, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-		r.t.Fatalf("process %d (%q) did not exit within %s", pid, args, testproc.Guard)
+}
+
+// pollPidfd waits until the pidfd fd reports one of events (or POLLHUP,
+// which is always reported), for at most within; ok is false when nothing
+// came (or the poll failed).
+func pollPidfd(fd int, events int16, within time.Duration) (revents int16, ok bool) {
+	deadline := time.Now().Add(within)
+	for {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: events}}
+		n, err := unix.Poll(fds, int(max(time.Until(deadline), 0).Milliseconds()))
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case err != nil || n < 1:
+			return 0, false
+		}
+		return fds[0].Revents, true
 	}
 }
 
